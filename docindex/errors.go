@@ -1,0 +1,35 @@
+package docindex
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kinds of domain errors. Service methods return an *Error whose Kind is one of these; the HTTP
+// module maps the kind to a status code and the message to {"error": "..."}.
+var (
+	ErrInvalid      = errors.New("invalid request")
+	ErrUnauthorized = errors.New("unauthorized")
+	ErrForbidden    = errors.New("forbidden")
+	ErrNotFound     = errors.New("not found")
+	ErrConflict     = errors.New("conflict")
+	ErrTooLarge     = errors.New("too large")
+)
+
+// Error is a domain error: a kind for the status code and a message safe to show the caller.
+type Error struct {
+	Kind error
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Is lets errors.Is(err, ErrNotFound) match an *Error of that kind.
+func (e *Error) Is(target error) bool { return target == e.Kind }
+
+// Errorf builds an *Error of the given kind.
+func Errorf(kind error, format string, args ...any) error {
+	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
+func invalid(format string, args ...any) error { return Errorf(ErrInvalid, format, args...) }
