@@ -1,0 +1,179 @@
+package docindextest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bunrouter"
+
+	"github.com/docindex/docindex/docindex"
+	"github.com/docindex/docindex/docindex/auth"
+	"github.com/docindex/docindex/docindex/httpapi"
+	"github.com/docindex/docindex/docindex/store"
+)
+
+// Secret is the HS256 secret of servers made by NewServer.
+const Secret = "docindextest-secret"
+
+// Server is a docindex HTTP server on a fresh database, for tests.
+type Server struct {
+	t   testing.TB
+	URL string
+	DB  *bun.DB
+	Svc *docindex.Service
+	// Check, when set, is called with every exchange Do sees (the contract test sets it).
+	Check func(req *http.Request, status int, header http.Header, body []byte) error
+}
+
+// NewServer starts a server with HS256 tokens (Secret) on a new database. Extra service options
+// (embedders, blob store, ...) come after the defaults.
+func NewServer(t testing.TB, opts ...docindex.Option) *Server {
+	t.Helper()
+	db := NewDB(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("DOCINDEX_TEST_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	base := []docindex.Option{docindex.WithLogger(log), docindex.WithVerifier(auth.NewHS256([]byte(Secret)))}
+	svc, err := docindex.New(db, append(base, opts...)...)
+	if err != nil {
+		t.Fatalf("docindextest: new service: %v", err)
+	}
+	router := bunrouter.New()
+	httpapi.Mount(router.NewGroup(""), svc, httpapi.WithLogger(log))
+	ts := httptest.NewServer(router)
+	t.Cleanup(ts.Close)
+	return &Server{t: t, URL: ts.URL, DB: db, Svc: svc}
+}
+
+// User is a test identity: a JWT for it is minted on demand.
+type User struct {
+	Email  string
+	Name   string
+	Groups []string
+	Admin  bool
+}
+
+// Token mints an HS256 JWT for u, valid for an hour.
+func (s *Server) Token(u User) string {
+	s.t.Helper()
+	c := auth.Claims{Subject: "sub-" + strings.ToLower(u.Email), Email: u.Email, Name: u.Name, Groups: u.Groups}
+	if u.Admin {
+		c.Roles = []string{auth.AdminRole}
+	}
+	tok, err := auth.MintHS256([]byte(Secret), c, time.Hour)
+	if err != nil {
+		s.t.Fatalf("docindextest: mint token: %v", err)
+	}
+	return tok
+}
+
+// Key creates an API key with the given permissions for u (created when missing) and returns it.
+func (s *Server) Key(u User, perms ...string) string {
+	s.t.Helper()
+	ctx := context.Background()
+	usr, err := s.Svc.EnsureUser(ctx, u.Email, u.Name, u.Admin)
+	if err != nil {
+		s.t.Fatalf("docindextest: ensure user: %v", err)
+	}
+	k, err := s.Svc.IssueAPIKey(ctx, usr.ID, "test", perms)
+	if err != nil {
+		s.t.Fatalf("docindextest: issue key: %v", err)
+	}
+	return k.Key
+}
+
+// UserRow returns the stored user with this e-mail.
+func (s *Server) UserRow(email string) *store.User {
+	s.t.Helper()
+	u := &store.User{}
+	if err := s.DB.NewSelect().Model(u).Where("lower(email) = lower(?)", email).Scan(context.Background()); err != nil {
+		s.t.Fatalf("docindextest: user %s: %v", email, err)
+	}
+	return u
+}
+
+// Response is an answered request.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into v, failing the test when it is not JSON of that shape.
+func (r *Response) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode response %q: %v", r.Body, err)
+	}
+}
+
+// Map decodes the body as a JSON object.
+func (r *Response) Map(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	r.JSON(t, &m)
+	return m
+}
+
+// Do sends a request with an optional bearer token; body is JSON-encoded unless it is an
+// io.Reader or a string (sent as is).
+func (s *Server) Do(method, path, token string, body any) *Response {
+	s.t.Helper()
+	var rd io.Reader
+	ctype := "application/json"
+	switch b := body.(type) {
+	case nil:
+	case io.Reader:
+		rd = b
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			s.t.Fatalf("docindextest: encode body: %v", err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, s.URL+path, rd)
+	if err != nil {
+		s.t.Fatalf("docindextest: %v", err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", ctype)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return s.Send(req)
+}
+
+// Send sends a prepared request (multipart uploads and the like).
+func (s *Server) Send(req *http.Request) *Response {
+	s.t.Helper()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("docindextest: %s %s: %v", req.Method, req.URL.Path, err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		s.t.Fatalf("docindextest: read body: %v", err)
+	}
+	if s.Check != nil {
+		if err := s.Check(req, res.StatusCode, res.Header, raw); err != nil {
+			s.t.Errorf("contract: %s %s -> %d: %v", req.Method, req.URL.Path, res.StatusCode, err)
+		}
+	}
+	return &Response{Status: res.StatusCode, Header: res.Header, Body: raw}
+}

@@ -1,0 +1,65 @@
+package docindex
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/docindex/docindex/docindex/auth"
+	"github.com/docindex/docindex/plugins/embedder"
+)
+
+// Service is the docindex library: collections, shares, API keys, files and jobs over one database.
+type Service struct {
+	db           *bun.DB
+	log          *slog.Logger
+	verifier     auth.Verifier
+	embedders    embedder.Embedder
+	defaultModel string
+
+	// lastUsed throttles API-key lastUsedAt writes to one per key per minute: a write on every
+	// request would cost more than the request itself.
+	lastUsedMu sync.Mutex
+	lastUsed   map[uuid.UUID]time.Time
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.log = l } }
+
+// WithVerifier sets how bearer tokens that are not API keys are verified (JWT HS256, OIDC or
+// both through auth.Chain). Without one only API keys authenticate.
+func WithVerifier(v auth.Verifier) Option { return func(s *Service) { s.verifier = v } }
+
+// WithEmbedders sets the embedding models the service may use; a *pluginhost.Host fits.
+func WithEmbedders(e embedder.Embedder) Option { return func(s *Service) { s.embedders = e } }
+
+// WithDefaultEmbeddingModel sets the model of collections created without one. Empty means the
+// first model the embedders list.
+func WithDefaultEmbeddingModel(id string) Option { return func(s *Service) { s.defaultModel = id } }
+
+// New builds a Service on db. The schema must be migrated (Migrate).
+func New(db *bun.DB, opts ...Option) (*Service, error) {
+	s := &Service{db: db, log: slog.Default(), lastUsed: map[uuid.UUID]time.Time{}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
+}
+
+// DB returns the database the service works on.
+func (s *Service) DB() *bun.DB { return s.db }
+
+// Ping reports whether the database answers.
+func (s *Service) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// inTx runs fn in a transaction, rolled back when fn fails.
+func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
+	return s.db.RunInTx(ctx, nil, fn)
+}
