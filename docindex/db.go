@@ -69,4 +69,3 @@ func Migrate(ctx context.Context, db *bun.DB) error {
 	}
 	return nil
 }
-
