@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/docindex/docindex/docindex"
+	"github.com/docindex/docindex/docindex/httpapi"
 	"github.com/docindex/docindex/plugins/embedder"
 )
 
@@ -31,6 +32,12 @@ func (tinyEmbedder) Embed(_ context.Context, _ string, texts []string) ([][]floa
 
 func testEmbedders() docindex.Option { return docindex.WithEmbedders(tinyEmbedder{}) }
 
+// contractCheck validates every exchange of a test server against openapi.yaml.
 func contractCheck(t *testing.T) func(*http.Request, int, http.Header, []byte) error {
-	return nil
+	t.Helper()
+	c, err := httpapi.NewContract()
+	if err != nil {
+		t.Fatalf("load contract: %v", err)
+	}
+	return c.Check
 }
