@@ -134,6 +134,11 @@ func (s *Service) CreateCollection(ctx context.Context, p *access.Principal, in 
 		if c.ID == uuid.Nil {
 			return Errorf(ErrConflict, "A collection with this name exists")
 		}
+		if c.Type == "rag" && c.EmbeddingDimensions != nil {
+			if err := s.vectors.Provision(ctx, tx, c.ID, *c.EmbeddingDimensions, c.SearchLanguage); err != nil {
+				return fmt.Errorf("provision chunk table of collection %s: %w", c.Name, err)
+			}
+		}
 		if kind != nil {
 			tables, _ := dataset.Parse(c.LiveSchema)
 			if err := dataset.Provision(ctx, tx, c.ID, tables, *kind); err != nil {
@@ -370,6 +375,7 @@ func (s *Service) ListCollections(ctx context.Context, p *access.Principal, filt
 		ColumnExpr("u.email AS owner_email, u.name AS owner_name").
 		ColumnExpr(expr+" AS my_role", args...).
 		ColumnExpr("(SELECT count(*) FROM docindex.shares s WHERE s.collection_id = c.id) AS share_count").
+		// The same name as vectorstore.Table, computed in SQL for the whole list at once.
 		ColumnExpr("COALESCE(pg_total_relation_size(to_regclass('docindex.' || quote_ident('chunks_' || replace(c.id::text, '-', '')))), 0) AS table_size_bytes").
 		Join("JOIN docindex.users u ON u.id = c.owner_id").
 		Where(expr+" IS NOT NULL", args...).

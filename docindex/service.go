@@ -10,6 +10,10 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/docindex/docindex/docindex/auth"
+	"github.com/docindex/docindex/docindex/blob"
+	"github.com/docindex/docindex/docindex/extract"
+	"github.com/docindex/docindex/docindex/queue"
+	"github.com/docindex/docindex/docindex/vectorstore"
 	"github.com/docindex/docindex/plugins/embedder"
 )
 
@@ -20,6 +24,12 @@ type Service struct {
 	verifier     auth.Verifier
 	embedders    embedder.Embedder
 	defaultModel string
+	blobs        blob.Store
+	queue        *queue.Queue
+	vectors      *vectorstore.Store
+	maxUpload    int64
+	queueOpts    []queue.Option
+	extractor    *extract.Extractor
 
 	// lastUsed throttles API-key lastUsedAt writes to one per key per minute: a write on every
 	// request would cost more than the request itself.
@@ -44,14 +54,36 @@ func WithEmbedders(e embedder.Embedder) Option { return func(s *Service) { s.emb
 // first model the embedders list.
 func WithDefaultEmbeddingModel(id string) Option { return func(s *Service) { s.defaultModel = id } }
 
+// WithBlobStore sets where uploaded files are kept (a directory or S3-compatible storage).
+func WithBlobStore(b blob.Store) Option { return func(s *Service) { s.blobs = b } }
+
+// WithMaxUploadBytes bounds the size of one uploaded file (default 100 MiB).
+func WithMaxUploadBytes(n int64) Option { return func(s *Service) { s.maxUpload = n } }
+
+// WithQueueOptions passes options (lease, backoff) to the job queue.
+func WithQueueOptions(opts ...queue.Option) Option {
+	return func(s *Service) { s.queueOpts = append(s.queueOpts, opts...) }
+}
+
 // New builds a Service on db. The schema must be migrated (Migrate).
 func New(db *bun.DB, opts ...Option) (*Service, error) {
-	s := &Service{db: db, log: slog.Default(), lastUsed: map[uuid.UUID]time.Time{}}
+	s := &Service{db: db, log: slog.Default(), lastUsed: map[uuid.UUID]time.Time{}, maxUpload: DefaultMaxUploadBytes}
 	for _, o := range opts {
 		o(s)
 	}
+	s.queue = queue.New(db, append([]queue.Option{queue.WithLogger(s.log)}, s.queueOpts...)...)
+	s.vectors = vectorstore.New(db)
+	if s.extractor == nil {
+		s.extractor = extract.New()
+	}
 	return s, nil
 }
+
+// Queue returns the job queue, for running workers (worker.New(svc.Queue(), svc.Handler())).
+func (s *Service) Queue() *queue.Queue { return s.queue }
+
+// MaxUploadBytes is the size limit of one uploaded file.
+func (s *Service) MaxUploadBytes() int64 { return s.maxUpload }
 
 // DB returns the database the service works on.
 func (s *Service) DB() *bun.DB { return s.db }

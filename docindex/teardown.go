@@ -8,16 +8,22 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/docindex/docindex/docindex/dataset"
+	"github.com/docindex/docindex/docindex/queue"
 	"github.com/docindex/docindex/docindex/store"
 )
 
 // teardownCollection deletes a collection with its files, jobs and provisioned tables.
 func (s *Service) teardownCollection(ctx context.Context, c *store.Collection) error {
-	return s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+	var blobs []string
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if err := tx.NewSelect().Model((*store.File)(nil)).Column("blob_path").
+			Where("collection_id = ?", c.ID).Scan(ctx, &blobs); err != nil {
+			return fmt.Errorf("list files: %w", err)
+		}
 		if err := dataset.Drop(ctx, tx, c.ID); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, "DROP TABLE IF EXISTS docindex.?", bun.Ident(chunkTable(c.ID))); err != nil {
+		if err := s.vectors.Drop(ctx, tx, c.ID); err != nil {
 			return fmt.Errorf("drop chunk table: %w", err)
 		}
 		if _, err := tx.NewDelete().Model((*store.File)(nil)).Where("collection_id = ?", c.ID).Exec(ctx); err != nil {
@@ -31,18 +37,23 @@ func (s *Service) teardownCollection(ctx context.Context, c *store.Collection) e
 		}
 		return nil
 	})
-}
-
-// chunkTable names the chunk table of a rag collection, in the docindex schema.
-func chunkTable(id uuid.UUID) string {
-	return "chunks_" + dataset.Schema(id)[len("dix_"):]
+	if err != nil {
+		return err
+	}
+	// Blobs go after the commit: a failed delete leaves an orphan blob, never a file without one.
+	for _, b := range blobs {
+		if s.blobs == nil {
+			break
+		}
+		if err := s.blobs.Delete(ctx, b); err != nil {
+			s.log.WarnContext(ctx, "delete blob of a deleted collection", "blob", b, "err", err)
+		}
+	}
+	return nil
 }
 
 // enqueueCollectionJob queues a job that concerns a whole collection (rebuild_fts) in tx.
 func (s *Service) enqueueCollectionJob(ctx context.Context, tx bun.IDB, collectionID uuid.UUID, typ string) error {
-	_, err := tx.ExecContext(ctx, "INSERT INTO docindex.jobs (collection_id, type) VALUES (?, ?)", collectionID, typ)
-	if err != nil {
-		return fmt.Errorf("queue %s job: %w", typ, err)
-	}
-	return nil
+	_, err := s.queue.Enqueue(ctx, tx, queue.NewJob{Type: typ, CollectionID: uuid.NullUUID{UUID: collectionID, Valid: true}})
+	return err
 }

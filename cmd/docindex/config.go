@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/caarlos0/env/v11"
+	"github.com/spf13/cobra"
+	"github.com/uptrace/bun"
+
+	"github.com/docindex/docindex/docindex"
+	"github.com/docindex/docindex/docindex/auth"
+	"github.com/docindex/docindex/docindex/blob"
+	"github.com/docindex/docindex/plugins/embedder"
+	"github.com/docindex/docindex/plugins/embedders/hash"
+)
+
+// config is read from the environment; flags of the same meaning override it.
+type config struct {
+	DatabaseURL    string `env:"DOCINDEX_DATABASE_URL"`
+	Addr           string `env:"DOCINDEX_ADDR" envDefault:"127.0.0.1:8080"`
+	DataDir        string `env:"DOCINDEX_DATA_DIR" envDefault:".data"`
+	PluginDir      string `env:"DOCINDEX_PLUGIN_DIR" envDefault:"bin/plugins"`
+	JWTSecret      string `env:"DOCINDEX_JWT_SECRET"`
+	OIDCIssuer     string `env:"DOCINDEX_OIDC_ISSUER"`
+	OIDCAudience   string `env:"DOCINDEX_OIDC_AUDIENCE"`
+	EmbeddingModel string `env:"DOCINDEX_EMBEDDING_MODEL"`
+	BlobURL        string `env:"DOCINDEX_BLOB_URL"`
+	MaxUploadBytes int64  `env:"DOCINDEX_MAX_UPLOAD_BYTES" envDefault:"104857600"`
+	Workers        int    `env:"DOCINDEX_WORKERS" envDefault:"2"`
+	LogLevel       string `env:"DOCINDEX_LOG_LEVEL" envDefault:"info"`
+	LogFormat      string `env:"DOCINDEX_LOG_FORMAT" envDefault:"json"`
+}
+
+func loadConfig() (*config, error) {
+	var c config
+	if err := env.Parse(&c); err != nil {
+		return nil, fmt.Errorf("read configuration: %w", err)
+	}
+	return &c, nil
+}
+
+func bindFlags(cmd *cobra.Command, c *config) {
+	f := cmd.Flags()
+	f.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "PostgreSQL URL (DOCINDEX_DATABASE_URL)")
+	f.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for blobs and local state (DOCINDEX_DATA_DIR)")
+	f.StringVar(&c.PluginDir, "plugin-dir", c.PluginDir, "directory of plugin executables (DOCINDEX_PLUGIN_DIR)")
+}
+
+func (c *config) logger() *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(c.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if c.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+}
+
+func (c *config) openDB(ctx context.Context) (*bun.DB, error) {
+	if c.DatabaseURL == "" {
+		return nil, fmt.Errorf("no database: set DOCINDEX_DATABASE_URL or --database-url (`make run` starts a local one)")
+	}
+	return docindex.OpenDB(ctx, c.DatabaseURL)
+}
+
+// blobs opens the blob store: DOCINDEX_BLOB_URL (file:///dir or s3://bucket?...), else the
+// directory blobs/ in the data directory.
+func (c *config) blobs(ctx context.Context) (blob.Store, error) {
+	if c.BlobURL != "" {
+		return blob.Open(ctx, c.BlobURL)
+	}
+	dir, err := filepath.Abs(filepath.Join(c.DataDir, "blobs"))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	return blob.NewDir(dir)
+}
+
+// service builds the library service with everything configured: database (migrated), tokens,
+// plugins and blobs. The returned close func releases them in reverse order.
+func (c *config) service(ctx context.Context, log *slog.Logger) (*docindex.Service, func(), error) {
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	fail := func(err error) (*docindex.Service, func(), error) {
+		closeAll()
+		return nil, nil, err
+	}
+	db, err := c.openDB(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	closers = append(closers, func() { db.Close() })
+	if err := docindex.Migrate(ctx, db); err != nil {
+		return fail(err)
+	}
+	verifier, err := c.verifier(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	host, err := c.plugins(ctx, log)
+	if err != nil {
+		return fail(err)
+	}
+	closers = append(closers, func() { host.Close() })
+	blobs, err := c.blobs(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	closers = append(closers, func() { blobs.Close() })
+	svc, err := docindex.New(db, docindex.WithLogger(log), docindex.WithVerifier(verifier),
+		docindex.WithEmbedders(host), docindex.WithDefaultEmbeddingModel(c.EmbeddingModel),
+		docindex.WithBlobStore(blobs), docindex.WithMaxUploadBytes(c.MaxUploadBytes))
+	if err != nil {
+		return fail(err)
+	}
+	return svc, closeAll, nil
+}
+
+// verifier builds the JWT verification from the configuration: HS256 with the secret, OIDC with
+// the issuer, or both.
+func (c *config) verifier(ctx context.Context) (auth.Verifier, error) {
+	var vs []auth.Verifier
+	if c.JWTSecret != "" {
+		vs = append(vs, auth.NewHS256([]byte(c.JWTSecret)))
+	}
+	if c.OIDCIssuer != "" {
+		v, err := auth.NewOIDC(ctx, c.OIDCIssuer, c.OIDCAudience)
+		if err != nil {
+			return nil, fmt.Errorf("oidc issuer %s: %w", c.OIDCIssuer, err)
+		}
+		vs = append(vs, v)
+	}
+	if len(vs) == 0 {
+		return nil, nil
+	}
+	return auth.Chain(vs...), nil
+}
+
+// plugins returns the embedding providers. Until the plugin host is wired in, the built-in hash
+// embedder runs in-process.
+func (c *config) plugins(ctx context.Context, log *slog.Logger) (*builtins, error) {
+	return &builtins{providers: map[string]embedder.Embedder{"hash": hash.New()}}, nil
+}

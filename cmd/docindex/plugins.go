@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+func newPlugins() *cobra.Command {
+	cmd := &cobra.Command{Use: "plugins", Short: "Inspect plugins"}
+	cfg, cfgErr := loadConfig()
+	if cfg == nil {
+		cfg = &config{}
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "Start every plugin of the plugin directory and print what it offers",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfgErr != nil {
+				return cfgErr
+			}
+			log := cfg.logger()
+			h, err := cfg.plugins(cmd.Context(), log)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tKIND\tVERSION\tCAPABILITIES\tPATH")
+			for _, p := range h.Plugins() {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Kind, p.Version, strings.Join(p.Capabilities, ","), p.Path)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().StringVar(&cfg.PluginDir, "plugin-dir", cfg.PluginDir, "directory of plugin executables (DOCINDEX_PLUGIN_DIR)")
+	cmd.AddCommand(list)
+	return cmd
+}
