@@ -122,6 +122,34 @@ func URL(t testing.TB) string {
 	return u
 }
 
+// EmptyURL returns the URL of a new database with nothing migrated (the pgvector extension is
+// available), for tests of migrations themselves. It is dropped when t ends.
+func EmptyURL(t testing.TB) string {
+	t.Helper()
+	ctx := context.Background()
+	server := ServerURL(t)
+	admin, err := docindex.OpenDB(ctx, server)
+	if err != nil {
+		t.Fatalf("docindextest: %v", err)
+	}
+	defer admin.Close()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "docindex_test_" + hex.EncodeToString(b[:])
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE ?", bun.Ident(name)); err != nil {
+		t.Fatalf("docindextest: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		admin, err := docindex.OpenDB(ctx, server)
+		if err != nil {
+			return
+		}
+		defer admin.Close()
+		_, _ = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS ? WITH (FORCE)", bun.Ident(name))
+	})
+	return withDB(server, name)
+}
+
 const templateLock = 0x646978746d706c // "dixtmpl"
 
 func createDB(ctx context.Context, server string) (name, dbURL string, err error) {
