@@ -155,11 +155,11 @@ func split(ctx context.Context, sections []Section, opts Options) (doc, []piece,
 	var pieces []piece
 	switch o.Strategy {
 	case StrategyMarkdown:
-		pieces, err = splitMarkdown(d.text, o)
+		pieces = splitMarkdown(d.text, o)
 	case StrategySemantic:
 		pieces, err = splitSemantic(ctx, d.text, o)
 	default:
-		pieces, err = splitRecursive(d.text, 0, o.Size, o.Overlap)
+		pieces = splitRecursive(d.text, 0, o.Size, o.Overlap)
 	}
 	if err != nil {
 		return doc{}, nil, "", fmt.Errorf("chunk %s: %w", o.Strategy, err)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -283,4 +284,46 @@ func TestPagesOfRepetitiveText(t *testing.T) {
 			t.Errorf("overlap %d: pages seen %v, first chunk %v, last page %d", overlap, seen, chunks[0].Pages, last)
 		}
 	}
+}
+
+// TestConcurrentSplit: workers chunk in parallel and share the tokenizers.
+func TestConcurrentSplit(t *testing.T) {
+	e := &topicEmbedder{}
+	r := rand.New(rand.NewPCG(3, 3))
+	semanticText := strings.Join(topicSentences(r, 0, 20), " ") + " " + strings.Join(topicSentences(r, 1, 20), " ")
+	jobs := []struct {
+		sections []Section
+		opts     Options
+	}{
+		{[]Section{{Text: prose(11, 1500, 5)}}, Options{Size: 100}},
+		{[]Section{{Text: guide}}, Options{Strategy: StrategyMarkdown, Size: 30}},
+		{[]Section{{Text: semanticText}}, Options{Strategy: StrategySemantic, Size: 60, Embed: e.embed}},
+	}
+	want := make([][]Chunk, len(jobs))
+	for i, j := range jobs {
+		var err error
+		if want[i], err = Split(context.Background(), j.sections, j.opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		for i, j := range jobs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got, err := Split(context.Background(), j.sections, j.opts)
+				if err != nil || len(got) != len(want[i]) {
+					t.Errorf("job %d: %d chunks (%v), want %d", i, len(got), err, len(want[i]))
+					return
+				}
+				for k := range got {
+					if got[k].Text != want[i][k].Text {
+						t.Errorf("job %d chunk %d differs", i, k)
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
 }

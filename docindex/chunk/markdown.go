@@ -11,19 +11,15 @@ import (
 // the Markdown (so chunks are no longer slices of the source and pages cannot
 // be traced), drops code blocks unless asked, and lets chunks grow past the
 // size by the overlap plus the prepended headings.
-func splitMarkdown(text string, o Options) ([]piece, error) {
+func splitMarkdown(text string, o Options) []piece {
 	var out []piece
 	for _, b := range mdBlocks(text) {
-		parts, err := splitRecursive(text[b.start:b.end], b.start, o.Size, o.Overlap)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range parts {
+		for _, p := range splitRecursive(text[b.start:b.end], b.start, o.Size, o.Overlap) {
 			p.headings = b.headings
 			out = append(out, p)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // block is a run of text under one heading path, starting at its heading line.

@@ -24,11 +24,12 @@ var separators = []string{"\n\n", "\n", " ", ""}
 //
 // Pieces are measured one by one and BPE token counts are not exactly
 // additive, so a merged chunk can come out a token or two over. When that
-// happens the whole text is split again with the budget lowered by the excess:
+// happens the whole text is split again with a lower budget (by the excess, and
+// by at least 1/32 so pathological text cannot take hundreds of rounds):
 // chunks stay in order and no stray fragments appear, at the cost of chunks a
-// token or two smaller. The budget shrinks every round, so the loop ends; at
-// one token nothing smaller exists (a character can be several tokens).
-func splitRecursive(text string, base, size, overlap int) ([]piece, error) {
+// few tokens smaller. The budget shrinks every round, so the loop ends; at one
+// token nothing smaller exists (a character can be several tokens).
+func splitRecursive(text string, base, size, overlap int) []piece {
 	budget := size
 	for {
 		s := splitter{text: text, size: budget, overlap: min(overlap, budget-1)}
@@ -42,9 +43,9 @@ func splitRecursive(text string, base, size, overlap int) ([]piece, error) {
 			for i, r := range ranges {
 				out[i] = piece{start: base + r.start, end: base + r.end}
 			}
-			return out, nil
+			return out
 		}
-		budget = max(1, budget-(largest-size))
+		budget = max(1, budget-max(largest-size, budget/32))
 	}
 }
 

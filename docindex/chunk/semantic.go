@@ -50,11 +50,7 @@ func splitSemantic(ctx context.Context, text string, o Options) ([]piece, error)
 	first := 0
 	for i := range units {
 		if i == len(units)-1 || breaks[i] {
-			parts, err := pack(text, units[first:i+1], o.Size)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, parts...)
+			out = append(out, pack(text, units[first:i+1], o.Size)...)
 			first = i + 1
 		}
 	}
@@ -163,7 +159,7 @@ func percentileOf(values []float64, p float64) float64 {
 // pack turns one group of sentences into chunks of at most size tokens:
 // whole sentences while they fit, and a sentence longer than size alone is
 // split like the recursive strategy, without overlap.
-func pack(text string, group []unit, size int) ([]piece, error) {
+func pack(text string, group []unit, size int) []piece {
 	var out []piece
 	start, end := -1, -1
 	flush := func() {
@@ -179,15 +175,11 @@ func pack(text string, group []unit, size int) ([]piece, error) {
 		}
 		flush()
 		if Tokens(text[u.start:u.end]) > size {
-			parts, err := splitRecursive(text[u.start:u.end], u.start, size, 0)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, parts...)
+			out = append(out, splitRecursive(text[u.start:u.end], u.start, size, 0)...)
 			continue
 		}
 		start, end = u.start, u.end
 	}
 	flush()
-	return out, nil
+	return out
 }
