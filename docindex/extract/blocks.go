@@ -9,10 +9,11 @@ import (
 // its own paragraphs, a table cell holds paragraphs and tables. A finished block goes
 // to the nearest enclosing table cell, else to the output.
 type blocks struct {
-	out   []string
-	size  int
-	max   int
-	stack []*frame
+	out      []string
+	size     int
+	max      int
+	stack    []*frame
+	lastList bool // the last output block is a list item: the next item joins it tightly
 }
 
 type frame struct {
@@ -28,6 +29,14 @@ type frame struct {
 	inCell bool
 	inRow  bool
 }
+
+type blockKind int
+
+const (
+	paraBlock blockKind = iota
+	listBlock
+	tableBlock
+)
 
 func newBlocks(max int) *blocks { return &blocks{max: max} }
 
@@ -77,21 +86,21 @@ func (b *blocks) endPara() {
 	if s == "" {
 		return
 	}
-	prefix := ""
+	prefix, kind := "", paraBlock
 	switch {
 	case f.heading > 0:
 		prefix = strings.Repeat("#", min(f.heading, 6)) + " "
 		s = strings.Join(strings.Fields(s), " ")
 	case f.list >= 0:
-		prefix = strings.Repeat("  ", min(f.list, 8)) + "- "
+		prefix, kind = strings.Repeat("  ", min(f.list, 8))+"- ", listBlock
 	}
-	b.emit(prefix, s, false)
+	b.emit(prefix, s, kind)
 }
 
 // emit hands a finished block to the enclosing table cell (without its Markdown
 // prefix) or the output. Blocks that end inside a paragraph (text boxes, notes) go
 // past it, so they come out before it.
-func (b *blocks) emit(prefix, s string, table bool) {
+func (b *blocks) emit(prefix, s string, kind blockKind) {
 	for i := len(b.stack) - 1; i >= 0; i-- {
 		if f := b.stack[i]; f.table {
 			if !f.inCell {
@@ -100,7 +109,7 @@ func (b *blocks) emit(prefix, s string, table bool) {
 			if f.cell.Len() > 0 {
 				f.cell.WriteString(" ")
 			}
-			if table {
+			if kind == tableBlock {
 				s = flattenTable(s)
 			}
 			f.cell.WriteString(s)
@@ -114,8 +123,13 @@ func (b *blocks) emit(prefix, s string, table bool) {
 	if room := b.max - b.size; len(s) > room {
 		s = truncateUTF8(s, room)
 	}
-	b.out = append(b.out, s)
 	b.size += len(s) + 2
+	if kind == listBlock && b.lastList {
+		b.out[len(b.out)-1] += "\n" + s
+	} else {
+		b.out = append(b.out, s)
+	}
+	b.lastList = kind == listBlock
 }
 
 func (b *blocks) startTable() {
@@ -183,7 +197,7 @@ func (b *blocks) endTable() {
 	w := newTextBuf(b.max)
 	renderTable(w, t.rows)
 	if s := strings.TrimRight(w.String(), "\n"); s != "" {
-		b.emit("", s, true)
+		b.emit("", s, tableBlock)
 	}
 }
 

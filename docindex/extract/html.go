@@ -30,7 +30,8 @@ func (e *Extractor) html(path string) (*Document, error) {
 		return nil, err
 	}
 	defer f.Close()
-	lr := &io.LimitedReader{R: bufio.NewReader(f), N: int64(e.maxTextBytes)}
+	br := bufio.NewReader(f)
+	lr := &io.LimitedReader{R: br, N: int64(e.maxTextBytes)}
 	// charset.NewReader honours a <meta charset> or BOM and decodes to UTF-8.
 	r, err := charset.NewReader(lr, "text/html")
 	if err != nil {
@@ -42,7 +43,7 @@ func (e *Extractor) html(path string) (*Document, error) {
 	}
 	d := &Document{}
 	if lr.N == 0 {
-		if n, _ := f.Read(make([]byte, 1)); n > 0 {
+		if _, err := br.ReadByte(); err == nil {
 			d.Warnings = append(d.Warnings, capWarning(e.maxTextBytes))
 		}
 	}
@@ -53,6 +54,13 @@ func (e *Extractor) html(path string) (*Document, error) {
 	}
 
 	dom.Find(htmlNoise).Remove()
+	// Permalink anchors next to headings ("#", "¶") would end up in every heading.
+	dom.Find(`a[href^="#"], a.headerlink, a.anchor`).Each(func(_ int, s *goquery.Selection) {
+		switch strings.TrimSpace(s.Text()) {
+		case "", "#", "¶", "§", "🔗", "link":
+			s.Remove()
+		}
+	})
 	dom.Find("header, footer, [role=banner], [role=contentinfo]").Each(func(_ int, s *goquery.Selection) {
 		if s.Closest("article").Length() == 0 {
 			s.Remove()
@@ -80,7 +88,9 @@ func (e *Extractor) html(path string) (*Document, error) {
 	conv := converter.NewConverter(converter.WithPlugins(
 		base.NewBasePlugin(),
 		commonmark.NewCommonmarkPlugin(commonmark.WithListEndComment(false)),
-		table.NewTablePlugin(table.WithSkipEmptyRows(true), table.WithHeaderPromotion(true)),
+		// Minimal padding: aligned columns cost tokens and say nothing to a retriever.
+		table.NewTablePlugin(table.WithSkipEmptyRows(true), table.WithHeaderPromotion(true),
+			table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal)),
 		strikethrough.NewStrikethroughPlugin(),
 	))
 	md, err := conv.ConvertNode(main.Get(0))

@@ -24,7 +24,9 @@ type testPDF struct {
 	ownerPw string
 	noFlate bool
 	fileID  []byte
-	cid     bool // a Type0 font with 2-byte codes (0x0100 + Latin-1 code), ToUnicode and a W array
+	cid     bool   // a Type0 font with 2-byte codes (0x0100 + Latin-1 code), ToUnicode and a W array
+	stdFont string // a standard font (Helvetica, Times-Roman) without Widths, as old producers write
+	noToUni bool   // with cid: leave out the ToUnicode map, so the codes are bare glyph ids
 }
 
 var pdfPad = []byte{0x28, 0xBF, 0x4E, 0x5E, 0x4E, 0x75, 0x8A, 0x41, 0x64, 0x00, 0x4E, 0x56, 0xFF, 0xFA, 0x01, 0x08,
@@ -134,15 +136,23 @@ func (p *testPDF) bytes() []byte {
 	widths := strings.TrimSpace(strings.Repeat("600 ", 224))
 	var font int
 	if p.cid {
-		// W in both forms: a list for codes 0x120-0x122, a range for the rest; DW is
-		// wrong on purpose (1000), so a reader that ignores W misplaces every word.
-		desc := add(fmt.Sprintf("<< /Type /Font /Subtype /CIDFontType2 /BaseFont /DejaVuSansMono /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /DW 1000 /W [288 [600 600 600] 291 511 600] /FontDescriptor << /Type /FontDescriptor /FontName /DejaVuSansMono /Flags 33 /FontBBox [0 -200 600 800] /ItalicAngle 0 /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 >> >>"))
+		// W in both forms: a list for codes 0x120-0x14F (space to O), a range for the
+		// rest; DW is wrong on purpose (1000), so a reader that ignores either form
+		// misplaces words.
+		w := "[288 [" + strings.TrimSpace(strings.Repeat("600 ", 48)) + "] 336 511 600]"
+		desc := add(fmt.Sprintf("<< /Type /Font /Subtype /CIDFontType2 /BaseFont /DejaVuSansMono /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /DW 1000 /W %s /FontDescriptor << /Type /FontDescriptor /FontName /DejaVuSansMono /Flags 33 /FontBBox [0 -200 600 800] /ItalicAngle 0 /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 >> >>", w))
 		cmap := "/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Test-UCS def /CMapType 2 def\n" +
 			"1 begincodespacerange <0000> <FFFF> endcodespacerange\n1 beginbfrange <0120> <01FF> <0020> endbfrange\n" +
 			"endcmap CMapName currentdict /CMap defineresource pop end end\n"
 		n := len(objs) + 1
 		add(stream(n, "", []byte(cmap), false))
-		font = add(fmt.Sprintf("<< /Type /Font /Subtype /Type0 /BaseFont /DejaVuSansMono /Encoding /Identity-H /DescendantFonts [%d 0 R] /ToUnicode %d 0 R >>", desc, n))
+		toUni := fmt.Sprintf(" /ToUnicode %d 0 R", n)
+		if p.noToUni {
+			toUni = ""
+		}
+		font = add(fmt.Sprintf("<< /Type /Font /Subtype /Type0 /BaseFont /DejaVuSansMono /Encoding /Identity-H /DescendantFonts [%d 0 R]%s >>", desc, toUni))
+	} else if p.stdFont != "" {
+		font = add(fmt.Sprintf("<< /Type /Font /Subtype /Type1 /BaseFont /%s /Encoding /WinAnsiEncoding >>", p.stdFont))
 	} else {
 		font = add(fmt.Sprintf("<< /Type /Font /Subtype /Type1 /BaseFont /Courier /Encoding /WinAnsiEncoding /FirstChar 32 /LastChar 255 /Widths [%s] >>", widths))
 	}
@@ -201,7 +211,8 @@ var fixturePages = []string{
 	`BT /F1 12 Tf 72 720 Td [(The)-600(quick)-600(brown)-600(fox)] TJ ET
 BT /F1 12 Tf 72 700 Td (jumps) Tj 40 0 Td (over) Tj 36 0 Td (the) Tj 30 0 Td (lazy) Tj 36 0 Td (dog.) Tj ET
 BT /F1 12 Tf 72 680 Td [(W)120(ord)-700(kern)-50(ing)-700(stays)-700(whole)] TJ ET
-BT /F1 12 Tf 72 660 Td 2 Tw (Spaces drawn as glyphs.) Tj ET`,
+BT /F1 12 Tf 72 660 Td 2 Tw (Spaces drawn as glyphs.) Tj ET
+BT /F1 12 Tf 72 640 Td (CAPITAL) Tj 55 0 Td (LETTERS) Tj 55 0 Td (42) Tj ET`,
 	`BT /F1 14 Tf 72 720 Td (Second page title) Tj ET
 BT /F1 12 Tf 72 690 Td (A caf\351 serves espresso near) Tj 0 -14 Td (the station.) Tj ET
 BT /F1 12 Tf 72 600 Td (Another paragraph after a gap.) Tj ET`,

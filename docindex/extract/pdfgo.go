@@ -8,6 +8,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ledongthuc/pdf"
 )
@@ -27,10 +29,10 @@ import (
 // so that one bad page becomes a warning.
 
 const (
-	spaceGap      = 0.12 // gap between runs, in font sizes, that separates words
-	maxFormDepth  = 8    // nesting of form XObjects followed
-	maxPageForms  = 4096 // form XObjects drawn on one page, against fan-out bombs
-	maxPageRunLen = 1 << 20
+	spaceGap     = 0.12    // gap between runs, in font sizes, that separates words
+	maxFormDepth = 8       // nesting of form XObjects followed
+	maxPageForms = 4096    // form XObjects drawn on one page, against fan-out bombs
+	maxPageText  = 1 << 20 // bytes of text taken from one page, against runaway content
 )
 
 // guard runs f and turns a panic into an error.
@@ -71,17 +73,13 @@ func (e *Extractor) pdfGo(ctx context.Context, path string) (*Document, error) {
 	if d.PageCount <= 0 {
 		return nil, fmt.Errorf("no pages: %w", ErrCorrupt)
 	}
-	size, failed := 0, 0
-	for n := 1; n <= d.PageCount; n++ {
+	size, failed, cut := 0, 0, false
+	for n := 1; n <= d.PageCount && !cut; n++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		if e.maxPages > 0 && n > e.maxPages {
 			d.Warnings = append(d.Warnings, fmt.Sprintf("page cap reached: pages %d to %d left out", n, d.PageCount))
-			break
-		}
-		if size >= e.maxTextBytes {
-			d.Warnings = append(d.Warnings, capWarning(e.maxTextBytes))
 			break
 		}
 		var text string
@@ -101,11 +99,14 @@ func (e *Extractor) pdfGo(ctx context.Context, path string) (*Document, error) {
 		for _, w := range warns {
 			d.Warnings = append(d.Warnings, fmt.Sprintf("page %d: %s", n, w))
 		}
-		if room := e.maxTextBytes - size; len(text) > room {
-			text = truncateUTF8(text, room)
+		if room := e.maxTextBytes - size; len(text) >= room {
+			text, cut = truncateUTF8(text, room), len(text) > room || n < d.PageCount
 		}
 		size += len(text)
 		d.Pages = append(d.Pages, Page{Number: n, Text: text})
+	}
+	if cut {
+		d.Warnings = append(d.Warnings, capWarning(e.maxTextBytes))
 	}
 	if failed == d.PageCount {
 		return nil, fmt.Errorf("no page could be read (%s): %w", d.Warnings[0], ErrCorrupt)
@@ -195,7 +196,7 @@ func (pg *page) interpret(content, res pdf.Value, ctm matrix, depth int) {
 
 	show := func(raw string) {
 		f := g.font
-		if f == nil || pg.textLen > maxPageRunLen {
+		if f == nil || pg.textLen > maxPageText {
 			return
 		}
 		start := matrix{{g.fs * g.th, 0, 0}, {0, g.fs, 0}, {0, g.rise, 1}}.mul(tm).mul(g.ctm)
@@ -209,6 +210,11 @@ func (pg *page) interpret(content, res pdf.Value, ctm matrix, depth int) {
 		}
 		text := f.decode(raw)
 		tm = translate(tx, 0).mul(tm)
+		if f.noUnicode {
+			// The codes are glyph ids: decoding them would index garbage.
+			pg.warnings[fmt.Sprintf("text in font %s has no Unicode mapping and was left out", f.name)] = true
+			return
+		}
 		if text == "" {
 			return
 		}
@@ -216,9 +222,6 @@ func (pg *page) interpret(content, res pdf.Value, ctm matrix, depth int) {
 		size := math.Hypot(start[1][0], start[1][1])
 		pg.runs = append(pg.runs, run{x0: start[2][0], x1: end[2][0], y: start[2][1], size: size, text: text})
 		pg.textLen += len(text)
-		if f.noUnicode {
-			pg.warnings[fmt.Sprintf("font %s has no Unicode mapping: its text may be garbled", f.name)] = true
-		}
 	}
 	nextLine := func() {
 		tlm = translate(0, -g.tl).mul(tlm)
@@ -350,6 +353,8 @@ type font struct {
 	missing   float64
 	cidW      map[int]float64
 	cidRanges []cidRange
+	std       *stdMetrics // a standard font drawn without Widths: widths by rune
+	stdCache  map[int]float64
 }
 
 type cidRange struct {
@@ -403,7 +408,7 @@ func newFont(name string, v pdf.Value) *font {
 		}
 		f.missing = v.Key("FontDescriptor").Key("MissingWidth").Float64()
 		if len(f.widths) == 0 && f.missing == 0 {
-			f.missing = standardWidth(f.name)
+			f.std, f.missing = standardMetrics(f.name)
 		}
 		if v.Key("Subtype").Name() == "Type3" {
 			if fm := v.Key("FontMatrix"); fm.Len() == 6 && fm.Index(0).Float64() != 0 {
@@ -414,13 +419,35 @@ func newFont(name string, v pdf.Value) *font {
 	return f
 }
 
-// standardWidth estimates the average glyph width of a standard 14 font drawn
-// without a Widths array (older producers): exact for Courier, close for the others.
-func standardWidth(name string) float64 {
-	if strings.HasPrefix(name, "Courier") {
-		return 600
+// standardMetrics picks the metrics for a font drawn without a Widths array (older
+// producers do so for the standard 14 fonts): the Adobe metrics of Times or Helvetica
+// (Arial has the same widths), a fixed 600 for Courier; other fonts get Helvetica's
+// as the best guess.
+func standardMetrics(name string) (*stdMetrics, float64) {
+	if strings.Contains(name, "Courier") || strings.Contains(name, "Mono") {
+		return nil, 600
 	}
-	return 500
+	times := strings.Contains(name, "Times") || strings.Contains(name, "Serif") && !strings.Contains(name, "Sans")
+	bold := strings.Contains(name, "Bold")
+	italic := strings.Contains(name, "Italic") || strings.Contains(name, "Oblique")
+	key := "helvetica"
+	switch {
+	case times && bold && italic:
+		key = "timesBoldItalic"
+	case times && bold:
+		key = "timesBold"
+	case times && italic:
+		key = "timesItalic"
+	case times:
+		key = "timesRoman"
+	case bold && italic:
+		key = "helveticaBoldOblique"
+	case bold:
+		key = "helveticaBold"
+	case italic:
+		key = "helveticaOblique"
+	}
+	return stdFonts[key], 500
 }
 
 func (f *font) codes(raw string) []int {
@@ -453,8 +480,31 @@ func (f *font) width(code int) float64 {
 		}
 	} else if i := code - f.first; i >= 0 && i < len(f.widths) {
 		w = f.widths[i]
+	} else if f.std != nil {
+		w = f.stdWidth(code)
 	}
 	return w * f.scale
+}
+
+// stdWidth looks up the width of a code's character in the standard metrics.
+func (f *font) stdWidth(code int) float64 {
+	if w, ok := f.stdCache[code]; ok {
+		return w
+	}
+	w := f.missing
+	for _, r := range f.enc.Decode(string([]byte{byte(code)})) {
+		if r >= 0x20 && r <= 0x7e && f.std.ascii[r-0x20] > 0 {
+			w = float64(f.std.ascii[r-0x20])
+		} else if v, ok := f.std.more[r]; ok {
+			w = float64(v)
+		}
+		break
+	}
+	if f.stdCache == nil {
+		f.stdCache = map[int]float64{}
+	}
+	f.stdCache[code] = w
+	return w
 }
 
 var ligatures = strings.NewReplacer("\ufb00", "ff", "\ufb01", "fi", "\ufb02", "fl", "\ufb03", "ffi", "\ufb04", "ffl", "\ufb05", "st", "\ufb06", "st")
@@ -471,7 +521,8 @@ func (f *font) decode(raw string) string {
 // line when its baseline is within half a font size of the line's; the runs of a line
 // are sorted left to right and a space goes where they are more than spaceGap x the
 // font size apart. A blank line separates lines further apart than a paragraph gap
-// and a jump upwards (the next column).
+// and a jump upwards (the next column). A word hyphenated at a line end is joined, as
+// pdftotext does.
 func buildLines(runs []run) string {
 	var b strings.Builder
 	var line []run
@@ -490,15 +541,7 @@ func buildLines(runs []run) string {
 			}
 			return 0
 		})
-		if !first {
-			if gap := prevY - lineY; gap < 0 || gap > 2*lineSize {
-				b.WriteString("\n\n")
-			} else {
-				b.WriteString("\n")
-			}
-		}
-		first = false
-		prevY = lineY
+		var text strings.Builder
 		var last *run
 		for i := range line {
 			r := &line[i]
@@ -509,13 +552,30 @@ func buildLines(runs []run) string {
 				size := max(last.size, r.size)
 				if r.x0-last.x1 > spaceGap*size &&
 					!strings.HasSuffix(last.text, " ") && !strings.HasPrefix(r.text, " ") {
-					b.WriteByte(' ')
+					text.WriteByte(' ')
 				}
 			}
-			b.WriteString(r.text)
+			text.WriteString(r.text)
 			last = r
 		}
 		line = line[:0]
+		s := strings.TrimSpace(text.String())
+		if !first {
+			gap := prevY - lineY
+			switch {
+			case gap < 0 || gap > 2*lineSize:
+				b.WriteString("\n\n")
+			case hyphenated(b.String(), s):
+				cur := b.String()
+				b.Reset()
+				b.WriteString(cur[:len(cur)-1])
+			default:
+				b.WriteString("\n")
+			}
+		}
+		first = false
+		prevY = lineY
+		b.WriteString(s)
 	}
 	for _, r := range runs {
 		if strings.TrimSpace(r.text) == "" && len(line) == 0 {
@@ -532,4 +592,15 @@ func buildLines(runs []run) string {
 	}
 	flush()
 	return b.String()
+}
+
+// hyphenated reports whether text ends in a word broken with a hyphen that next
+// continues: a letter and "-" before, a lower-case letter after.
+func hyphenated(text, next string) bool {
+	if !strings.HasSuffix(text, "-") || len(text) < 2 {
+		return false
+	}
+	before, _ := utf8.DecodeLastRuneInString(text[:len(text)-1])
+	after, _ := utf8.DecodeRuneInString(next)
+	return unicode.IsLetter(before) && unicode.IsLower(after)
 }

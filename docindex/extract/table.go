@@ -68,8 +68,10 @@ func writeRow(w *textBuf, r []string, cols int) {
 		if i < len(r) {
 			v = cell(r[i])
 		}
-		b.WriteString(" ")
-		b.WriteString(v)
+		if v != "" {
+			b.WriteString(" ")
+			b.WriteString(v)
+		}
 		b.WriteString(" |")
 	}
 	b.WriteString("\n")
