@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -89,10 +90,20 @@ func (s *Service) indexFile(ctx context.Context, fileID uuid.UUID) error {
 	if c.EmbeddingModel == "" || c.EmbeddingDimensions == nil || s.embedders == nil {
 		return worker.Permanent(errors.New("the collection has no embedding model: configure an embedding provider"))
 	}
-	if err := s.vectors.Provision(ctx, s.db, c.ID, *c.EmbeddingDimensions, c.SearchLanguage); err != nil {
-		return err
+	// Collections get their chunk table at creation; this covers one created before an embedder
+	// was configured. Only when missing: CREATE INDEX IF NOT EXISTS still locks the table, which
+	// would serialize the workers writing chunks into it.
+	var exists bool
+	if err := s.db.QueryRowContext(ctx, "SELECT to_regclass(?) IS NOT NULL", "docindex."+vectorstore.Table(c.ID)).Scan(&exists); err != nil {
+		return fmt.Errorf("check chunk table: %w", err)
+	}
+	if !exists {
+		if err := s.vectors.Provision(ctx, s.db, c.ID, *c.EmbeddingDimensions, c.SearchLanguage); err != nil {
+			return err
+		}
 	}
 
+	t0 := time.Now()
 	path, err := s.download(ctx, f)
 	if err != nil {
 		return err
@@ -109,6 +120,7 @@ func (s *Service) indexFile(ctx context.Context, fileID uuid.UUID) error {
 		}
 		return fmt.Errorf("extract: %w", err)
 	}
+	t1 := time.Now()
 	sections := make([]chunk.Section, len(doc.Pages))
 	for i, p := range doc.Pages {
 		sections[i] = chunk.Section{Page: p.Number, Text: p.Text}
@@ -133,6 +145,7 @@ func (s *Service) indexFile(ctx context.Context, fileID uuid.UUID) error {
 	if err != nil {
 		return worker.Permanent(fmt.Errorf("chunk: %w", err))
 	}
+	t2 := time.Now()
 	texts := make([]string, len(chunks))
 	for i, ch := range chunks {
 		texts[i] = ch.Text
@@ -141,6 +154,7 @@ func (s *Service) indexFile(ctx context.Context, fileID uuid.UUID) error {
 	if err != nil {
 		return fmt.Errorf("embed: %w", err)
 	}
+	t3 := time.Now()
 	rows := make([]vectorstore.Chunk, len(chunks))
 	for i, ch := range chunks {
 		meta := ch.Metadata
@@ -153,6 +167,11 @@ func (s *Service) indexFile(ctx context.Context, fileID uuid.UUID) error {
 	if err := s.vectors.Replace(ctx, c.ID, f.ID, rows); err != nil {
 		return fmt.Errorf("write chunks: %w", err)
 	}
+	t4 := time.Now()
+	// Phase timings tell an operator where indexing time goes.
+	s.log.DebugContext(ctx, "indexed file", "file", f.ID, "chunks", len(rows),
+		"extract_ms", t1.Sub(t0).Milliseconds(), "chunk_ms", t2.Sub(t1).Milliseconds(),
+		"embed_ms", t3.Sub(t2).Milliseconds(), "write_ms", t4.Sub(t3).Milliseconds())
 	status, warning := "indexed", ""
 	if len(doc.Warnings) > 0 {
 		status, warning = "indexed_with_warning", strings.Join(doc.Warnings, "; ")

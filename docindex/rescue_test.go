@@ -46,7 +46,7 @@ func newService(t testing.TB, url, blobDir string, e embedder.Embedder) *docinde
 		t.Fatal(err)
 	}
 	svc, err := docindex.New(db, docindex.WithEmbedders(e), docindex.WithBlobStore(blobs),
-		docindex.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		docindex.WithLogger(testLogger()),
 		docindex.WithQueueOptions(queue.WithLease(lease)))
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +153,15 @@ func waitJob(t *testing.T, svc *docindex.Service, id uuid.UUID, done func(*queue
 	}
 }
 
-func ownerPrincipal(t *testing.T, svc *docindex.Service) *access.Principal {
+// testLogger discards logs unless DOCINDEX_TEST_LOG is set.
+func testLogger() *slog.Logger {
+	if os.Getenv("DOCINDEX_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func ownerPrincipal(t testing.TB, svc *docindex.Service) *access.Principal {
 	t.Helper()
 	u, err := svc.EnsureUser(context.Background(), "owner@example.com", "Owner", false)
 	if err != nil {
