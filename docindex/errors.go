@@ -1,6 +1,7 @@
 package docindex
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 )
@@ -33,3 +34,6 @@ func Errorf(kind error, format string, args ...any) error {
 }
 
 func invalid(format string, args ...any) error { return Errorf(ErrInvalid, format, args...) }
+
+// errNoRows is database/sql's no-rows error, named once for the store queries.
+var errNoRows = sql.ErrNoRows

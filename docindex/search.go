@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/uptrace/bun/dialect/pgdialect"
+
 	"github.com/docindex/docindex/docindex/access"
 	"github.com/docindex/docindex/docindex/vectorstore"
 )
@@ -68,6 +70,9 @@ func (s *Service) Search(ctx context.Context, p *access.Principal, collectionID 
 		return nil, invalid("search applies to rag collections")
 	}
 	q := vectorstore.Query{Text: in.Query, Mode: in.Mode, TopK: in.TopK, FileIDs: fileIDs, Language: c.SearchLanguage}
+	if err := s.restrictToACL(ctx, p, c.ID, &q); err != nil {
+		return nil, err
+	}
 	if in.Mode != "fulltext" {
 		if c.EmbeddingModel == "" || s.embedders == nil {
 			return nil, invalid("the collection has no embedding model; use mode fulltext")
@@ -113,4 +118,29 @@ func (s *Service) Search(ctx context.Context, p *access.Principal, collectionID 
 			Score: h.Score, Ordinal: h.Ordinal, Metadata: meta}
 	}
 	return out, nil
+}
+
+// restrictToACL limits a search to the chunks the caller may see when the collection holds synced
+// items with access lists: an item is visible when it has no list, is public, or lists the
+// caller's e-mail or one of their groups.
+func (s *Service) restrictToACL(ctx context.Context, p *access.Principal, collectionID uuid.UUID, q *vectorstore.Query) error {
+	has, err := s.db.NewSelect().TableExpr("docindex.files AS f").
+		Where("f.collection_id = ? AND jsonb_exists(f.source_metadata, 'acl')", collectionID).Exists(ctx)
+	if err != nil {
+		return fmt.Errorf("search: access lists: %w", err)
+	}
+	if !has {
+		return nil
+	}
+	groups := p.Groups
+	if groups == nil {
+		groups = []string{}
+	}
+	q.Visible = `NOT EXISTS (SELECT 1 FROM docindex.files f WHERE f.id = k.file_id
+		AND jsonb_typeof(f.source_metadata->'acl') = 'object'
+		AND NOT (COALESCE((f.source_metadata->'acl'->>'public')::boolean, false)
+			OR jsonb_exists(f.source_metadata->'acl'->'users', lower(?))
+			OR jsonb_exists_any(f.source_metadata->'acl'->'groups', ?::text[])))`
+	q.VisibleArgs = []any{p.Email, pgdialect.Array(groups)}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/docindex/docindex/docindex/blob"
 	"github.com/docindex/docindex/docindex/extract"
 	"github.com/docindex/docindex/docindex/queue"
+	"github.com/docindex/docindex/docindex/secret"
 	"github.com/docindex/docindex/docindex/vectorstore"
 	"github.com/docindex/docindex/plugins/embedder"
 )
@@ -30,6 +31,10 @@ type Service struct {
 	maxUpload    int64
 	queueOpts    []queue.Option
 	extractor    *extract.Extractor
+	connectors   Connectors
+	secretKey    string
+	box          *secret.Box
+	holder       string // this process, in sync runs and leases
 
 	// lastUsed throttles API-key lastUsedAt writes to one per key per minute: a write on every
 	// request would cost more than the request itself.
@@ -76,6 +81,14 @@ func New(db *bun.DB, opts ...Option) (*Service, error) {
 	if s.extractor == nil {
 		s.extractor = extract.New()
 	}
+	box, err := secret.NewBox(s.secretKey)
+	if err != nil {
+		return nil, err
+	}
+	if s.secretKey != "" {
+		s.box = box
+	}
+	s.holder = holderID()
 	return s, nil
 }
 
