@@ -180,11 +180,23 @@ func (s *Service) indexFile(ctx context.Context, fileID uuid.UUID) error {
 	if doc.PageCount > 0 {
 		pages = &doc.PageCount
 	}
-	_, err = s.db.NewUpdate().Model((*store.File)(nil)).
+	// Once the chunks are written the bookkeeping below must run even if the job is being
+	// cancelled (its file deleted meanwhile), or the chunks of a deleted file would stay.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	res, err := s.db.NewUpdate().Model((*store.File)(nil)).
 		Set("status = ?, warning = ?, page_count = ?, last_indexed_at = now(), updated_at = now()", status, truncate(warning, 2000), pages).
 		Where("id = ?", f.ID).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("update file: %w", err)
+	}
+	// The file may have been deleted while it was being indexed; its teardown then ran before the
+	// chunks above were written. The UPDATE waits for a teardown in progress (it deletes the row
+	// first), so no row means the file is gone for good: remove the chunks written for it.
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		if err := s.vectors.DeleteFile(ctx, s.db, c.ID, f.ID); err != nil {
+			return fmt.Errorf("remove chunks of a deleted file: %w", err)
+		}
 	}
 	return nil
 }

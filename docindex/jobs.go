@@ -181,8 +181,8 @@ type ReindexAllResult struct {
 	JobIDs    []uuid.UUID `json:"jobIds"`
 }
 
-// ReindexAll queues a reindex job for every file, with a stored blob, in the collections the
-// caller administers.
+// ReindexAll queues a reindex job for every file in the collections the caller administers; a
+// file whose blob is gone fails its job with that reason.
 func (s *Service) ReindexAll(ctx context.Context, p *access.Principal) (*ReindexAllResult, error) {
 	res := &ReindexAllResult{Status: "no_files", JobIDs: []uuid.UUID{}}
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {

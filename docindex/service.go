@@ -92,7 +92,7 @@ func New(db *bun.DB, opts ...Option) (*Service, error) {
 	return s, nil
 }
 
-// Queue returns the job queue, for running workers (worker.New(svc.Queue(), svc.Handler())).
+// Queue returns the job queue, for running workers (worker.New(svc.Queue(), svc): the Service is the handler).
 func (s *Service) Queue() *queue.Queue { return s.queue }
 
 // MaxUploadBytes is the size limit of one uploaded file.

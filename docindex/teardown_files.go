@@ -13,20 +13,23 @@ import (
 	"github.com/docindex/docindex/docindex/store"
 )
 
-// teardownFile deletes a file: its jobs are cancelled, its chunks and extraction rows deleted
-// with the row in one transaction, then its blob removed.
+// teardownFile deletes a file: its jobs are cancelled, its row, chunks and extraction rows deleted
+// in one transaction, then its blob removed.
 func (s *Service) teardownFile(ctx context.Context, f *store.File) error {
 	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := s.queue.CancelFileJobs(ctx, tx, f.ID); err != nil {
 			return err
 		}
+		// The row goes first: a job indexing the file meanwhile ends with an UPDATE of the row,
+		// which waits for this transaction and, finding no row, removes the chunks it wrote too
+		// late for the delete below to see them (see indexFile).
+		if _, err := tx.NewDelete().Model(f).WherePK().Exec(ctx); err != nil {
+			return fmt.Errorf("delete file row: %w", err)
+		}
 		if f.CollectionID.Valid {
 			if err := s.deleteFileRows(ctx, tx, f.CollectionID.UUID, f.ID); err != nil {
 				return err
 			}
-		}
-		if _, err := tx.NewDelete().Model(f).WherePK().Exec(ctx); err != nil {
-			return fmt.Errorf("delete file row: %w", err)
 		}
 		return nil
 	})

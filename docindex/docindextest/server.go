@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"net/textproto"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,8 +21,10 @@ import (
 
 	"github.com/docindex/docindex/docindex"
 	"github.com/docindex/docindex/docindex/auth"
+	"github.com/docindex/docindex/docindex/blob"
 	"github.com/docindex/docindex/docindex/httpapi"
 	"github.com/docindex/docindex/docindex/store"
+	"github.com/docindex/docindex/docindex/worker"
 )
 
 // Secret is the HS256 secret of servers made by NewServer.
@@ -31,12 +36,16 @@ type Server struct {
 	URL string
 	DB  *bun.DB
 	Svc *docindex.Service
+	// BlobDir is the directory of the default blob store (unused when the caller passes its own
+	// docindex.WithBlobStore).
+	BlobDir string
 	// Check, when set, is called with every exchange Do sees (the contract test sets it).
 	Check func(req *http.Request, status int, header http.Header, body []byte) error
 }
 
-// NewServer starts a server with HS256 tokens (Secret) on a new database. Extra service options
-// (embedders, blob store, ...) come after the defaults.
+// NewServer starts a server with HS256 tokens (Secret) and a blob store in a temporary directory
+// (BlobDir) on a new database. Extra service options (embedders, another blob store, upload
+// limit, ...) come after the defaults and override them. No workers run until StartWorkers.
 func NewServer(t testing.TB, opts ...docindex.Option) *Server {
 	t.Helper()
 	db := NewDB(t)
@@ -44,7 +53,14 @@ func NewServer(t testing.TB, opts ...docindex.Option) *Server {
 	if os.Getenv("DOCINDEX_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	base := []docindex.Option{docindex.WithLogger(log), docindex.WithVerifier(auth.NewHS256([]byte(Secret)))}
+	blobDir := t.TempDir()
+	blobs, err := blob.NewDir(blobDir)
+	if err != nil {
+		t.Fatalf("docindextest: blob store: %v", err)
+	}
+	t.Cleanup(func() { blobs.Close() })
+	base := []docindex.Option{docindex.WithLogger(log), docindex.WithVerifier(auth.NewHS256([]byte(Secret))),
+		docindex.WithBlobStore(blobs)}
 	svc, err := docindex.New(db, append(base, opts...)...)
 	if err != nil {
 		t.Fatalf("docindextest: new service: %v", err)
@@ -53,7 +69,95 @@ func NewServer(t testing.TB, opts ...docindex.Option) *Server {
 	httpapi.Mount(router.NewGroup(""), svc, httpapi.WithLogger(log))
 	ts := httptest.NewServer(router)
 	t.Cleanup(ts.Close)
-	return &Server{t: t, URL: ts.URL, DB: db, Svc: svc}
+	return &Server{t: t, URL: ts.URL, DB: db, Svc: svc, BlobDir: blobDir}
+}
+
+// StartWorkers runs a worker pool on the service's queue until stop is called or the test ends
+// (whichever comes first; stop waits for the pool to return). h runs the jobs: nil means the
+// service itself, the real indexing pipeline; tests wrap it to hold a job while they look at it.
+// The pool polls every 50ms (notifications wake it sooner) and lets running jobs finish for 5s
+// on stop; opts come after these defaults.
+func (s *Server) StartWorkers(h worker.Handler, opts ...worker.Option) (stop func()) {
+	s.t.Helper()
+	if h == nil {
+		h = s.Svc
+	}
+	base := []worker.Option{worker.WithWorkers(2), worker.WithPoll(50 * time.Millisecond), worker.WithGrace(5 * time.Second)}
+	pool := worker.New(s.Svc.Queue(), h, append(base, opts...)...)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- pool.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					s.t.Errorf("docindextest: worker pool: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				s.t.Errorf("docindextest: worker pool did not stop within 30s")
+			}
+		})
+	}
+	// Registered after the database's cleanup, so it runs before the database is dropped.
+	s.t.Cleanup(stop)
+	return stop
+}
+
+// FileUpload is a multipart body for POST /files. Parts are written in the order the server
+// needs them: collectionId, metadata, then the file; an empty field is left out, and so is the
+// file part when Body is nil.
+type FileUpload struct {
+	CollectionID string
+	Metadata     string // a JSON object, sent as is
+	Name         string // the file name of the file part
+	ContentType  string // of the file part; none is sent when empty (the server sniffs)
+	Body         io.Reader
+}
+
+// Upload sends u to POST /files with the token.
+func (s *Server) Upload(token string, u FileUpload) *Response {
+	s.t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	field := func(name, value string) {
+		if value == "" {
+			return
+		}
+		if err := mw.WriteField(name, value); err != nil {
+			s.t.Fatalf("docindextest: multipart field %s: %v", name, err)
+		}
+	}
+	field("collectionId", u.CollectionID)
+	field("metadata", u.Metadata)
+	if u.Body != nil {
+		h := textproto.MIMEHeader{}
+		h.Set("Content-Disposition", multipart.FileContentDisposition("file", u.Name))
+		if u.ContentType != "" {
+			h.Set("Content-Type", u.ContentType)
+		}
+		w, err := mw.CreatePart(h)
+		if err != nil {
+			s.t.Fatalf("docindextest: multipart file part: %v", err)
+		}
+		if _, err := io.Copy(w, u.Body); err != nil {
+			s.t.Fatalf("docindextest: multipart file part: %v", err)
+		}
+	}
+	if err := mw.Close(); err != nil {
+		s.t.Fatalf("docindextest: multipart: %v", err)
+	}
+	req, err := http.NewRequest("POST", s.URL+"/files", &buf)
+	if err != nil {
+		s.t.Fatalf("docindextest: %v", err)
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return s.Send(req)
 }
 
 // User is a test identity: a JWT for it is minted on demand.

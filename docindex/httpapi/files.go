@@ -49,22 +49,28 @@ func newFile(f *store.File) *fileDTO {
 		PageCount: f.PageCount, Warning: f.Warning}
 }
 
-// jobDTO is spec 2.4; the list-only fields are filled by the job list.
+// jobDTO is spec 2.4 without the list-only fields (file and job detail).
 type jobDTO struct {
-	ID             uuid.UUID  `json:"id"`
-	FileID         *uuid.UUID `json:"fileId"`
-	FileName       *string    `json:"fileName,omitempty"`
-	CollectionID   *uuid.UUID `json:"collectionId,omitempty"`
-	CollectionName *string    `json:"collectionName,omitempty"`
-	Type           string     `json:"type"`
-	Status         string     `json:"status"`
-	RetryCount     int        `json:"retryCount"`
-	MaxRetries     int        `json:"maxRetries"`
-	Error          *string    `json:"error"`
-	CreatedAt      time.Time  `json:"createdAt"`
-	StartedAt      *time.Time `json:"startedAt"`
-	CompletedAt    *time.Time `json:"completedAt"`
-	QueuePosition  *int       `json:"queuePosition,omitempty"`
+	ID          uuid.UUID  `json:"id"`
+	FileID      *uuid.UUID `json:"fileId"`
+	Type        string     `json:"type"`
+	Status      string     `json:"status"`
+	RetryCount  int        `json:"retryCount"`
+	MaxRetries  int        `json:"maxRetries"`
+	Error       *string    `json:"error"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	StartedAt   *time.Time `json:"startedAt"`
+	CompletedAt *time.Time `json:"completedAt"`
+}
+
+// jobItemDTO is a job of the job list: the list-only fields of spec 2.4 are nullable there, so
+// they are always sent, null when they do not apply (queuePosition of a job that is not queued).
+type jobItemDTO struct {
+	jobDTO
+	FileName       *string    `json:"fileName"`
+	CollectionID   *uuid.UUID `json:"collectionId"`
+	CollectionName *string    `json:"collectionName"`
+	QueuePosition  *int       `json:"queuePosition"`
 }
 
 func newJob(j *queue.Job) jobDTO {
@@ -306,13 +312,11 @@ func (a *api) listJobs(w http.ResponseWriter, req bunrouter.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]jobDTO, len(items))
+	out := make([]jobItemDTO, len(items))
 	for i := range items {
-		d := newJob(&items[i].Job)
-		d.FileName, d.CollectionName = items[i].FileName, items[i].CollectionName
-		d.CollectionID = nullUUID(items[i].CollectionID)
-		d.QueuePosition = items[i].QueuePosition
-		out[i] = d
+		out[i] = jobItemDTO{jobDTO: newJob(&items[i].Job), FileName: items[i].FileName,
+			CollectionID: nullUUID(items[i].CollectionID), CollectionName: items[i].CollectionName,
+			QueuePosition: items[i].QueuePosition}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"jobs": out})
 	return nil
