@@ -2,6 +2,7 @@ package docindex
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -457,4 +458,58 @@ func (s *Service) GetSyncRun(ctx context.Context, p *access.Principal, sourceID,
 		return nil, err
 	}
 	return run, nil
+}
+
+// SourceEvent handles a change notification pushed by a source (POST /api/sources/{id}/events).
+// It carries no bearer token: the sender proves itself with the source's webhookSecret, either as
+// an HMAC-SHA256 of the body in X-Docindex-Signature ("sha256=<hex>") or as the secret itself in
+// X-Docindex-Secret. A valid event starts a sync of the source unless one is running already.
+func (s *Service) SourceEvent(ctx context.Context, id uuid.UUID, signature, shared string, body []byte) (string, error) {
+	src := &store.Source{}
+	if err := s.db.NewSelect().Model(src).Where("id = ?", id).Scan(ctx); err != nil {
+		if errors.Is(err, errNoRows) {
+			return "", errSourceNotFound
+		}
+		return "", err
+	}
+	cfg, err := s.openConfig(src)
+	if err != nil {
+		return "", err
+	}
+	var c struct {
+		WebhookSecret string `json:"webhookSecret"`
+	}
+	_ = json.Unmarshal(cfg, &c)
+	if c.WebhookSecret == "" {
+		return "", Errorf(ErrForbidden, "this source takes no events: it has no webhookSecret")
+	}
+	if !validEventAuth(c.WebhookSecret, signature, shared, body) {
+		return "", Errorf(ErrUnauthorized, "Unauthorized: bad event signature")
+	}
+	if !src.Enabled || !src.CollectionID.Valid {
+		return "ignored", nil
+	}
+	run, err := s.beginRun(ctx, id, "event")
+	if errors.Is(err, errSyncRunning) {
+		return "running", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	go s.executeRun(context.WithoutCancel(ctx), run)
+	return "started", nil
+}
+
+func validEventAuth(secretValue, signature, shared string, body []byte) bool {
+	if shared != "" {
+		return hmac.Equal([]byte(shared), []byte(secretValue))
+	}
+	sig, ok := strings.CutPrefix(signature, "sha256=")
+	if !ok {
+		return false
+	}
+	want := hmac.New(sha256.New, []byte(secretValue))
+	want.Write(body)
+	got, err := hex.DecodeString(sig)
+	return err == nil && hmac.Equal(got, want.Sum(nil))
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/caarlos0/env/v11"
 	"github.com/spf13/cobra"
@@ -14,25 +15,28 @@ import (
 	"github.com/docindex/docindex/docindex"
 	"github.com/docindex/docindex/docindex/auth"
 	"github.com/docindex/docindex/docindex/blob"
-	"github.com/docindex/docindex/plugins/embedder"
+	"github.com/docindex/docindex/docindex/pluginhost"
+	"github.com/docindex/docindex/plugins"
 	"github.com/docindex/docindex/plugins/embedders/hash"
 )
 
 // config is read from the environment; flags of the same meaning override it.
 type config struct {
-	DatabaseURL    string `env:"DOCINDEX_DATABASE_URL"`
-	Addr           string `env:"DOCINDEX_ADDR" envDefault:"127.0.0.1:8080"`
-	DataDir        string `env:"DOCINDEX_DATA_DIR" envDefault:".data"`
-	PluginDir      string `env:"DOCINDEX_PLUGIN_DIR" envDefault:"bin/plugins"`
-	JWTSecret      string `env:"DOCINDEX_JWT_SECRET"`
-	OIDCIssuer     string `env:"DOCINDEX_OIDC_ISSUER"`
-	OIDCAudience   string `env:"DOCINDEX_OIDC_AUDIENCE"`
-	EmbeddingModel string `env:"DOCINDEX_EMBEDDING_MODEL"`
-	BlobURL        string `env:"DOCINDEX_BLOB_URL"`
-	MaxUploadBytes int64  `env:"DOCINDEX_MAX_UPLOAD_BYTES" envDefault:"104857600"`
-	Workers        int    `env:"DOCINDEX_WORKERS" envDefault:"2"`
-	LogLevel       string `env:"DOCINDEX_LOG_LEVEL" envDefault:"info"`
-	LogFormat      string `env:"DOCINDEX_LOG_FORMAT" envDefault:"json"`
+	DatabaseURL    string        `env:"DOCINDEX_DATABASE_URL"`
+	Addr           string        `env:"DOCINDEX_ADDR" envDefault:"127.0.0.1:8080"`
+	DataDir        string        `env:"DOCINDEX_DATA_DIR" envDefault:".data"`
+	PluginDir      string        `env:"DOCINDEX_PLUGIN_DIR" envDefault:"bin/plugins"`
+	JWTSecret      string        `env:"DOCINDEX_JWT_SECRET"`
+	OIDCIssuer     string        `env:"DOCINDEX_OIDC_ISSUER"`
+	OIDCAudience   string        `env:"DOCINDEX_OIDC_AUDIENCE"`
+	EmbeddingModel string        `env:"DOCINDEX_EMBEDDING_MODEL"`
+	BlobURL        string        `env:"DOCINDEX_BLOB_URL"`
+	MaxUploadBytes int64         `env:"DOCINDEX_MAX_UPLOAD_BYTES" envDefault:"104857600"`
+	Workers        int           `env:"DOCINDEX_WORKERS" envDefault:"2"`
+	SecretKey      string        `env:"DOCINDEX_SECRET_KEY"`
+	SchedulerEvery time.Duration `env:"DOCINDEX_SCHEDULER_INTERVAL" envDefault:"30s"`
+	LogLevel       string        `env:"DOCINDEX_LOG_LEVEL" envDefault:"info"`
+	LogFormat      string        `env:"DOCINDEX_LOG_FORMAT" envDefault:"json"`
 }
 
 func loadConfig() (*config, error) {
@@ -120,7 +124,8 @@ func (c *config) service(ctx context.Context, log *slog.Logger) (*docindex.Servi
 	closers = append(closers, func() { blobs.Close() })
 	svc, err := docindex.New(db, docindex.WithLogger(log), docindex.WithVerifier(verifier),
 		docindex.WithEmbedders(host), docindex.WithDefaultEmbeddingModel(c.EmbeddingModel),
-		docindex.WithBlobStore(blobs), docindex.WithMaxUploadBytes(c.MaxUploadBytes))
+		docindex.WithBlobStore(blobs), docindex.WithMaxUploadBytes(c.MaxUploadBytes),
+		docindex.WithConnectors(connectors{host}), docindex.WithSecretKey(c.SecretKey))
 	if err != nil {
 		return fail(err)
 	}
@@ -147,8 +152,33 @@ func (c *config) verifier(ctx context.Context) (auth.Verifier, error) {
 	return auth.Chain(vs...), nil
 }
 
-// plugins returns the embedding providers. Until the plugin host is wired in, the built-in hash
-// embedder runs in-process.
-func (c *config) plugins(ctx context.Context, log *slog.Logger) (*builtins, error) {
-	return &builtins{providers: map[string]embedder.Embedder{"hash": hash.New()}}, nil
+// plugins starts the plugin host on the plugin directory. The built-in hash embedder is
+// registered in-process when no embedder plugin offers a model, so a server always has one.
+func (c *config) plugins(ctx context.Context, log *slog.Logger) (*pluginhost.Host, error) {
+	dir, err := filepath.Abs(c.PluginDir)
+	if err != nil {
+		return nil, err
+	}
+	h := pluginhost.New(pluginhost.WithDir(dir), pluginhost.WithLogger(log))
+	if err := h.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start plugins: %w", err)
+	}
+	if models, err := h.Models(ctx); err != nil || len(models) == 0 {
+		log.Info("no embedder plugin offers a model; using the built-in hash embedder", "plugin_dir", dir)
+		h.RegisterEmbedder("hash", hash.New())
+	}
+	return h, nil
+}
+
+// connectors adapts the plugin host to the service's view of connectors.
+type connectors struct{ *pluginhost.Host }
+
+func (c connectors) ConnectorTypes() []string {
+	var out []string
+	for _, p := range c.Plugins() {
+		if p.Kind == plugins.KindConnector {
+			out = append(out, p.Name)
+		}
+	}
+	return out
 }

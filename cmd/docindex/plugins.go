@@ -28,9 +28,13 @@ func newPlugins() *cobra.Command {
 			}
 			defer h.Close()
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tKIND\tVERSION\tCAPABILITIES\tPATH")
+			fmt.Fprintln(tw, "NAME\tKIND\tVERSION\tSTATUS\tCAPABILITIES\tPATH")
 			for _, p := range h.Plugins() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Kind, p.Version, strings.Join(p.Capabilities, ","), p.Path)
+				path := p.Path
+				if path == "" {
+					path = "(in-process)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Kind, p.Version, p.Status, strings.Join(p.Capabilities, ","), path)
 			}
 			return tw.Flush()
 		},

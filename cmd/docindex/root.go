@@ -11,6 +11,6 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServe(), newWorker(), newMigrate(), newAPIKey(), newPlugins())
+	root.AddCommand(newServe(), newWorker(), newMigrate(), newAPIKey(), newPlugins(), newSources())
 	return root
 }

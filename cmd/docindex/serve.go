@@ -66,6 +66,9 @@ func serve(ctx context.Context, cfg *config) error {
 		}
 	}()
 
+	// Every server runs the scheduler; only the leader of the moment starts due syncs.
+	go func() { _ = svc.RunScheduler(ctx, cfg.SchedulerEvery) }()
+
 	select {
 	case err := <-errc:
 		return err

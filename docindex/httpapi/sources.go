@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -182,5 +183,25 @@ func (a *api) sourceTypes(w http.ResponseWriter, req bunrouter.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sourceTypes": types})
+	return nil
+}
+
+// maxEventBody bounds a pushed change notification.
+const maxEventBody = 1 << 20
+
+func (a *api) sourceEvent(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathID(req, "id", errInvalidSourceID)
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxEventBody))
+	if err != nil {
+		return tooLargeOr(err, "Invalid request: unreadable body")
+	}
+	status, err := a.svc.SourceEvent(req.Context(), id, req.Header.Get("X-Docindex-Signature"), req.Header.Get("X-Docindex-Secret"), body)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, statusDTO{Status: status})
 	return nil
 }
