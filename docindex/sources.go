@@ -55,10 +55,10 @@ type SourceInput struct {
 // SourceUpdate is the body of a source update. SyncSchedule: absent or null leaves it, "" clears
 // it; CollectionID: absent leaves it, null detaches the source.
 type SourceUpdate struct {
-	Name         *string         `json:"name"`
-	Config       json.RawMessage `json:"config"`
-	Enabled      *bool           `json:"enabled"`
-	SyncSchedule *string         `json:"syncSchedule"`
+	Name         *string          `json:"name"`
+	Config       json.RawMessage  `json:"config"`
+	Enabled      *bool            `json:"enabled"`
+	SyncSchedule *string          `json:"syncSchedule"`
 	CollectionID Optional[string] `json:"collectionId"`
 }
 

@@ -66,7 +66,9 @@ func (m *memConnector) CheckHealth(context.Context, json.RawMessage) (connector.
 	return connector.Health{Status: connector.StatusOK}, nil
 }
 
-func version(text string) string { return strings.ToLower(uuid.NewSHA1(uuid.Nil, []byte(text)).String()[:8]) }
+func version(text string) string {
+	return strings.ToLower(uuid.NewSHA1(uuid.Nil, []byte(text)).String()[:8])
+}
 
 func (m *memConnector) Sync(_ context.Context, _ connector.SyncRequest) iter.Seq2[connector.Event, error] {
 	return func(yield func(connector.Event, error) bool) {
