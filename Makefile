@@ -46,7 +46,7 @@ run: build plugins
 # Everything the tests need beyond Go: the database, and the real servers some tests talk to.
 test-deps:
 	@bash $(DEVDB) url >/dev/null
-	@for s in scripts/oidc-deps.sh scripts/s3gw.sh scripts/extract-deps.sh; do \
+	@for s in scripts/*-deps.sh scripts/s3gw.sh; do \
 		[ -f $$s ] || continue; bash $$s || exit 1; \
 	done
 
