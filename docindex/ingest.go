@@ -68,8 +68,8 @@ func (s *Service) Ingest(ctx context.Context, p *access.Principal, collectionNam
 	}
 	res := &IngestResult{Errors: []dataset.RowError{}}
 	var rows [][]any
-	err = dataset.DecodeRows(body, func(i int, raw json.RawMessage) {
-		row, err := t.Row(raw)
+	err = dataset.DecodeRows(body, func(i int, obj map[string]json.RawMessage) {
+		row, err := t.RowObject(obj)
 		if err != nil {
 			res.Rejected++
 			res.Errors = append(res.Errors, dataset.RowError{Index: i, Error: err.Error()})

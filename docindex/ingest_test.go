@@ -126,7 +126,7 @@ func TestIngestErrors(t *testing.T) {
 	}
 }
 
-func collectionID(t *testing.T, svc *docindex.Service, name string) (id uuid.UUID) {
+func collectionID(t testing.TB, svc *docindex.Service, name string) (id uuid.UUID) {
 	t.Helper()
 	if err := svc.DB().QueryRowContext(context.Background(), "SELECT id FROM docindex.collections WHERE name = ?", name).Scan(&id); err != nil {
 		t.Fatal(err)

@@ -110,7 +110,12 @@ func (r *runState) itemError(id string, err error) {
 }
 
 func (s *Service) flushRun(ctx context.Context, st *runState, final bool, runErr error) {
-	st.run.Errors, _ = json.Marshal(st.errors)
+	errs := st.errors
+	if errs == nil {
+		// An empty list, not JSON null: clients read errors as an array.
+		errs = []map[string]string{}
+	}
+	st.run.Errors, _ = json.Marshal(errs)
 	q := s.db.NewUpdate().Model(st.run).
 		Column("seen", "created", "updated", "deleted", "skipped", "failed", "errors", "full_listing").
 		Set("heartbeat_at = now()").WherePK()
@@ -177,10 +182,10 @@ func (s *Service) reconcile(ctx context.Context, st *runState) error {
 	if err != nil {
 		return err
 	}
-	var cursor []byte
-	if d.Has(connector.CapIncremental) {
-		cursor = src.Cursor
-	}
+	// The stored cursor goes back to every connector: an incremental one sends only changes since
+	// it, others use it as a cache (a crawler's ETags) and still send a full listing.
+	cursor := src.Cursor
+	_ = d
 	seen := map[string]bool{}
 	for ev, err := range conn.Sync(ctx, connector.SyncRequest{Config: cfg, Cursor: cursor}) {
 		if err != nil {

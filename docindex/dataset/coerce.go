@@ -38,7 +38,10 @@ func Coerce(typ string, raw json.RawMessage) (any, error) {
 	var s string
 	isString := raw[0] == '"'
 	if isString {
-		if err := json.Unmarshal(raw, &s); err != nil {
+		// Most strings hold no escapes: slice them instead of running the JSON decoder.
+		if len(raw) >= 2 && raw[len(raw)-1] == '"' && bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 {
+			s = string(raw[1 : len(raw)-1])
+		} else if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, fmt.Errorf("malformed string")
 		}
 	}
@@ -148,7 +151,16 @@ func quote(raw json.RawMessage) string {
 // the table's column order (nil for absent nullable columns).
 func (t Table) Row(raw json.RawMessage) ([]any, error) {
 	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		obj = nil
+	}
+	return t.RowObject(obj)
+}
+
+// RowObject is Row for an object already parsed into raw values (nil: the row was no object).
+// It leaves one extra slot at the end of the result for the caller (the ingest order).
+func (t Table) RowObject(obj map[string]json.RawMessage) ([]any, error) {
+	if obj == nil {
 		return nil, fmt.Errorf("row must be a JSON object")
 	}
 	for name := range obj {
@@ -156,7 +168,7 @@ func (t Table) Row(raw json.RawMessage) ([]any, error) {
 			return nil, fmt.Errorf("unknown column %q", name)
 		}
 	}
-	out := make([]any, len(t.Columns))
+	out := make([]any, len(t.Columns), len(t.Columns)+1)
 	for i, c := range t.Columns {
 		v, present := obj[c.Name]
 		val, err := Coerce(c.Type, v)

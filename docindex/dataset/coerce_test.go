@@ -114,7 +114,7 @@ func TestRow(t *testing.T) {
 func TestDecodeRows(t *testing.T) {
 	count := func(body string) (int, error) {
 		n := 0
-		err := DecodeRows(strings.NewReader(body), func(int, json.RawMessage) { n++ })
+		err := DecodeRows(strings.NewReader(body), func(int, map[string]json.RawMessage) { n++ })
 		return n, err
 	}
 	if n, err := count(`{"rows": [{"a": 1}, {"a": 2}]}`); n != 2 || err != nil {

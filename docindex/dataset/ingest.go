@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 )
@@ -35,10 +36,10 @@ type RowError struct {
 }
 
 // DecodeRows reads {"rows": [...]} as a stream, calling fn with each element in order, so a
-// 64 MiB body is never held whole. Other top-level keys are refused.
-func DecodeRows(r io.Reader, fn func(i int, raw json.RawMessage)) error {
+// 64 MiB body is never held whole. Other top-level keys are refused. Each element is parsed once,
+// into an object of raw values when it is an object (obj nil otherwise).
+func DecodeRows(r io.Reader, fn func(i int, obj map[string]json.RawMessage)) error {
 	dec := json.NewDecoder(r)
-	dec.UseNumber()
 	malformed := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
 	}
@@ -72,11 +73,15 @@ func DecodeRows(r io.Reader, fn func(i int, raw json.RawMessage)) error {
 			if i >= MaxRows {
 				return ErrTooManyRows
 			}
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return malformed("row %d: %v", i, err)
+			var obj map[string]json.RawMessage
+			if err := dec.Decode(&obj); err != nil {
+				var ute *json.UnmarshalTypeError
+				if !errors.As(err, &ute) {
+					return malformed("row %d: %v", i, err)
+				}
+				obj = nil // not an object: the row is rejected, the stream goes on
 			}
-			fn(i, raw)
+			fn(i, obj)
 			i++
 		}
 		if _, err := dec.Token(); err != nil {
@@ -95,21 +100,6 @@ func DecodeRows(r io.Reader, fn func(i int, raw json.RawMessage)) error {
 	return nil
 }
 
-// copyValue adapts a coerced value to what pgx's COPY encoder takes.
-func copyValue(typ string, v any) (any, error) {
-	if v == nil {
-		return nil, nil
-	}
-	if typ == "numeric" {
-		var n pgtype.Numeric
-		if err := n.Scan(v.(string)); err != nil {
-			return nil, err
-		}
-		return n, nil
-	}
-	return v, nil
-}
-
 // Ingest writes rows (each from Table.Row) into a live table: COPY into a temporary staging table,
 // then one statement that upserts on the primary column. Of several rows with one key in a
 // request the last wins. It returns the number of rows written.
@@ -117,6 +107,7 @@ func Ingest(ctx context.Context, db *bun.DB, collectionID uuid.UUID, table strin
 	if len(rows) == 0 {
 		return 0, nil
 	}
+	rows = lastPerKey(t, rows)
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("ingest: %w", err)
@@ -142,35 +133,27 @@ func Ingest(ctx context.Context, db *bun.DB, collectionID uuid.UUID, table strin
 			colIdents[i] = pgx.Identifier{c.Name}.Sanitize()
 		}
 		// The staging table has the target's column types but none of its constraints: rows are
-		// validated already, and the merge applies the constraints once.
+		// validated already, and the merge applies the constraints once. Numeric columns stage as
+		// text (validated decimal literals), cast once in the merge: cheaper than encoding each
+		// value into PostgreSQL's binary numeric in Go.
+		stageCols := make([]string, len(t.Columns))
+		selectCols := make([]string, len(t.Columns))
+		for i, c := range t.Columns {
+			stageCols[i], selectCols[i] = colIdents[i], colIdents[i]
+			if c.Type == "numeric" {
+				stageCols[i] = colIdents[i] + "::text AS " + colIdents[i]
+				selectCols[i] = colIdents[i] + "::numeric"
+			}
+		}
 		if _, err := tx.Exec(ctx, "CREATE TEMP TABLE docindex_stage ON COMMIT DROP AS SELECT "+
-			strings.Join(colIdents, ", ")+" FROM "+target+" WITH NO DATA"); err != nil {
+			strings.Join(stageCols, ", ")+" FROM "+target+" WITH NO DATA"); err != nil {
 			return fmt.Errorf("staging table: %w", err)
 		}
-		if _, err := tx.Exec(ctx, "ALTER TABLE docindex_stage ADD COLUMN _ord integer"); err != nil {
-			return fmt.Errorf("staging table: %w", err)
-		}
-		i := 0
-		src := pgx.CopyFromFunc(func() ([]any, error) {
-			if i >= len(rows) {
-				return nil, nil
-			}
-			row := make([]any, len(t.Columns)+1)
-			for j, c := range t.Columns {
-				v, err := copyValue(c.Type, rows[i][j])
-				if err != nil {
-					return nil, fmt.Errorf("row %d column %s: %w", i, c.Name, err)
-				}
-				row[j] = v
-			}
-			row[len(t.Columns)] = int32(i)
-			i++
-			return row, nil
-		})
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"docindex_stage"}, append(cols, "_ord"), src); err != nil {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"docindex_stage"}, cols, pgx.CopyFromRows(rows)); err != nil {
 			return fmt.Errorf("copy rows: %w", err)
 		}
 		list := strings.Join(colIdents, ", ")
+		sel := strings.Join(selectCols, ", ")
 		var merge string
 		if pk, ok := t.Primary(); ok {
 			pkIdent := pgx.Identifier{pk.Name}.Sanitize()
@@ -179,11 +162,10 @@ func Ingest(ctx context.Context, db *bun.DB, collectionID uuid.UUID, table strin
 				sets = append(sets, c+" = EXCLUDED."+c)
 			}
 			sets = append(sets, "_ingested_at = now()")
-			merge = "INSERT INTO " + target + " (" + list + ") SELECT DISTINCT ON (" + pkIdent + ") " + list +
-				" FROM docindex_stage ORDER BY " + pkIdent + ", _ord DESC ON CONFLICT (" + pkIdent + ") DO UPDATE SET " +
-				strings.Join(sets, ", ")
+			merge = "INSERT INTO " + target + " (" + list + ") SELECT " + sel +
+				" FROM docindex_stage ON CONFLICT (" + pkIdent + ") DO UPDATE SET " + strings.Join(sets, ", ")
 		} else {
-			merge = "INSERT INTO " + target + " (" + list + ") SELECT " + list + " FROM docindex_stage ORDER BY _ord"
+			merge = "INSERT INTO " + target + " (" + list + ") SELECT " + sel + " FROM docindex_stage"
 		}
 		tag, err := tx.Exec(ctx, merge)
 		if err != nil {
@@ -196,4 +178,52 @@ func Ingest(ctx context.Context, db *bun.DB, collectionID uuid.UUID, table strin
 		return 0, fmt.Errorf("ingest into %s: %w", table, err)
 	}
 	return written, nil
+}
+
+// lastPerKey keeps, of rows sharing a primary key, the last one, in request order: ON CONFLICT
+// cannot touch one row twice in a statement, and deduplicating here is cheaper than sorting in
+// the database.
+func lastPerKey(t Table, rows [][]any) [][]any {
+	pk, ok := t.Primary()
+	if !ok {
+		return rows
+	}
+	idx := 0
+	for i, c := range t.Columns {
+		if c.Name == pk.Name {
+			idx = i
+		}
+	}
+	numeric := pk.Type == "numeric"
+	last := make(map[any]int, len(rows))
+	for i, r := range rows {
+		last[keyOf(r[idx], numeric)] = i
+	}
+	if len(last) == len(rows) {
+		return rows
+	}
+	out := make([][]any, 0, len(last))
+	for i, r := range rows {
+		if last[keyOf(r[idx], numeric)] == i {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// keyOf makes a coerced value usable as a map key that compares like the database does:
+// timestamps by instant, numerics by value ("1.0" and "1" are one key).
+func keyOf(v any, numeric bool) any {
+	switch x := v.(type) {
+	case time.Time:
+		return x.UnixNano()
+	case string:
+		if numeric {
+			if r, ok := new(big.Rat).SetString(x); ok {
+				return r.RatString()
+			}
+		}
+		return x
+	}
+	return v
 }
