@@ -57,13 +57,21 @@ func notify(ctx context.Context, db bun.IDB) error {
 
 // claimSQL locks the oldest eligible queued jobs, skipping rows other claimers hold, and takes
 // them in the same statement, so a claim is one round trip and one short transaction.
+//
+// The hot statements of the queue (claim, heartbeat, complete, fail) go to the driver with real
+// parameters instead of bun's inlined values: the text stays constant, so pgx prepares each once
+// per connection and PostgreSQL skips parsing and planning on every later call.
+//
+// The limit stays a literal (one statement per batch size): with LIMIT $2, PostgreSQL's generic
+// plan for a prepared statement assumes a tenth of the table and joins back with a sequential
+// scan, which made a claim of one job cost a scan of the whole table.
 const claimSQL = `UPDATE docindex.jobs AS j
-SET status = 'running', worker_id = ?0, heartbeat_at = now(), started_at = now()
+SET status = 'running', worker_id = $1, heartbeat_at = now(), started_at = now()
 FROM (
 	SELECT id FROM docindex.jobs
 	WHERE status = 'queued' AND run_after <= now()
 	ORDER BY seq
-	LIMIT ?1
+	LIMIT %d
 	FOR UPDATE SKIP LOCKED
 ) AS c
 WHERE j.id = c.id
@@ -75,8 +83,12 @@ func (q *Queue) Claim(ctx context.Context, workerID string, n int) ([]Job, error
 	if n <= 0 {
 		return nil, nil
 	}
+	rows, err := q.db.DB.QueryContext(ctx, fmt.Sprintf(claimSQL, n), workerID)
+	if err != nil {
+		return nil, wrap("claim", err)
+	}
 	var jobs []Job
-	if err := q.db.NewRaw(claimSQL, workerID, n).Scan(ctx, &jobs); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := q.db.ScanRows(ctx, rows, &jobs); err != nil {
 		return nil, wrap("claim", err)
 	}
 	// RETURNING gives no order.
@@ -101,11 +113,14 @@ func (q *Queue) Heartbeat(ctx context.Context, workerID string, ids []uuid.UUID)
 	if len(ids) == 0 {
 		return nil, nil
 	}
+	rows, err := q.db.DB.QueryContext(ctx, `UPDATE docindex.jobs SET heartbeat_at = now()
+		WHERE id = ANY($1::uuid[]) AND `+owned("$2")+`
+		RETURNING id`, idStrings(ids), workerID)
+	if err != nil {
+		return nil, wrap("heartbeat", err)
+	}
 	var alive []uuid.UUID
-	err = q.db.NewRaw(`UPDATE docindex.jobs SET heartbeat_at = now()
-		WHERE id = ANY(?::uuid[]) AND status = 'running' AND worker_id = ?
-		RETURNING id`, pgdialect.Array(idStrings(ids)), workerID).Scan(ctx, &alive)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := q.db.ScanRows(ctx, rows, &alive); err != nil {
 		return nil, wrap("heartbeat", err)
 	}
 	for _, id := range ids {
@@ -119,10 +134,19 @@ func (q *Queue) Heartbeat(ctx context.Context, workerID string, ids []uuid.UUID)
 // Complete marks a running job of workerID completed. It returns ErrLeaseLost when the job is no
 // longer running under workerID.
 func (q *Queue) Complete(ctx context.Context, workerID string, id uuid.UUID) error {
-	res, err := q.db.ExecContext(ctx, `UPDATE docindex.jobs
+	res, err := q.db.DB.ExecContext(ctx, `UPDATE docindex.jobs
 		SET status = 'completed', completed_at = now(), error = NULL
-		WHERE id = ? AND status = 'running' AND worker_id = ?`, id, workerID)
+		WHERE id = $1 AND `+owned("$2"), id, workerID)
 	return guarded("complete", res, err)
+}
+
+// owned is the guard of every move of a running job: it is still running and still leased to
+// the worker. It is a CASE so the planner cannot use it to choose an index and finds the row by
+// its id: as plain conditions, statistics taken while few jobs ran made status = 'running' look
+// more selective than the primary key, and each update walked the status index over every job
+// that had run since the last vacuum.
+func owned(worker string) string {
+	return "CASE WHEN status = 'running' THEN worker_id = " + worker + " ELSE false END"
 }
 
 func guarded(op string, res sql.Result, err error) error {
@@ -144,12 +168,9 @@ func guarded(op string, res sql.Result, err error) error {
 // the backoff and with one more retry counted; otherwise it ends failed with the error text.
 // It returns ErrLeaseLost when the job is no longer running under workerID.
 func (q *Queue) Fail(ctx context.Context, workerID string, id uuid.UUID, cause error, permanent bool) error {
-	var cur struct {
-		RetryCount int `bun:"retry_count"`
-		MaxRetries int `bun:"max_retries"`
-	}
-	err := q.db.NewRaw(`SELECT retry_count, max_retries FROM docindex.jobs
-		WHERE id = ? AND status = 'running' AND worker_id = ?`, id, workerID).Scan(ctx, &cur)
+	var cur struct{ RetryCount, MaxRetries int }
+	err := q.db.DB.QueryRowContext(ctx, `SELECT retry_count, max_retries FROM docindex.jobs
+		WHERE id = $1 AND `+owned("$2"), id, workerID).Scan(&cur.RetryCount, &cur.MaxRetries)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("queue: fail: %w", ErrLeaseLost)
 	}
@@ -161,16 +182,16 @@ func (q *Queue) Fail(ctx context.Context, workerID string, id uuid.UUID, cause e
 	if !permanent && cur.RetryCount < cur.MaxRetries {
 		delay := q.backoff(cur.RetryCount + 1)
 		// Guarded by retry_count too: the backoff was computed for this attempt.
-		res, err = q.db.ExecContext(ctx, `UPDATE docindex.jobs
-			SET status = 'queued', retry_count = retry_count + 1, error = ?,
-				run_after = now() + ? * interval '1 microsecond',
+		res, err = q.db.DB.ExecContext(ctx, `UPDATE docindex.jobs
+			SET status = 'queued', retry_count = retry_count + 1, error = $1,
+				run_after = now() + $2 * interval '1 microsecond',
 				worker_id = NULL, heartbeat_at = NULL, started_at = NULL
-			WHERE id = ? AND status = 'running' AND worker_id = ? AND retry_count = ?`,
+			WHERE id = $3 AND retry_count = $5 AND `+owned("$4"),
 			text, micros(delay), id, workerID, cur.RetryCount)
 	} else {
-		res, err = q.db.ExecContext(ctx, `UPDATE docindex.jobs
-			SET status = 'failed', error = ?, completed_at = now()
-			WHERE id = ? AND status = 'running' AND worker_id = ?`, text, id, workerID)
+		res, err = q.db.DB.ExecContext(ctx, `UPDATE docindex.jobs
+			SET status = 'failed', error = $1, completed_at = now()
+			WHERE id = $2 AND `+owned("$3"), text, id, workerID)
 	}
 	return guarded("fail", res, err)
 }
@@ -180,7 +201,7 @@ func (q *Queue) Fail(ctx context.Context, workerID string, id uuid.UUID, cause e
 func (q *Queue) Release(ctx context.Context, workerID string, id uuid.UUID) error {
 	res, err := q.db.ExecContext(ctx, `UPDATE docindex.jobs
 		SET status = 'queued', run_after = now(), worker_id = NULL, heartbeat_at = NULL, started_at = NULL
-		WHERE id = ? AND status = 'running' AND worker_id = ?`, id, workerID)
+		WHERE id = ? AND `+owned("?"), id, workerID)
 	if err := guarded("release", res, err); err != nil {
 		return err
 	}

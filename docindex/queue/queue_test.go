@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -20,7 +21,29 @@ import (
 func setup(t *testing.T, opts ...queue.Option) (*bun.DB, *queue.Queue) {
 	t.Helper()
 	db := docindextest.NewDB(t)
-	return db, queue.New(db, opts...)
+	return db, queue.New(db, append([]queue.Option{queue.WithLogger(logger(t))}, opts...)...)
+}
+
+// testLog sends log lines to t.Log until the test ends (a late line would panic).
+type testLog struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+}
+
+func (w *testLog) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(strings.TrimSpace(string(p)))
+	}
+	return len(p), nil
+}
+
+func logger(t testing.TB) *slog.Logger {
+	w := &testLog{t: t}
+	t.Cleanup(func() { w.mu.Lock(); w.done = true; w.mu.Unlock() })
+	return slog.New(slog.NewTextHandler(w, nil))
 }
 
 func enqueue(t *testing.T, q *queue.Queue, db bun.IDB, jobs ...queue.NewJob) []queue.Job {
@@ -161,6 +184,11 @@ func TestConcurrentEnqueueAndClaimKeepFIFO(t *testing.T) {
 		total    = 0
 		failures = make(chan error, 16)
 	)
+	// A backlog, so claimers always have a choice to make while producers add to the tail.
+	for _, j := range enqueue(t, q, db, indexJobs(150)...) {
+		enqAt[j.ID] = 0
+		total++
+	}
 	const producers, batches = 3, 40
 	for p := range producers {
 		wg.Add(1)

@@ -1,0 +1,202 @@
+package vectorstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/uptrace/bun"
+)
+
+// Schema holds every chunk table, next to the library's own tables.
+const Schema = "docindex"
+
+const (
+	// maxVectorIndexDims is pgvector's limit for an HNSW index on vector; past it the index is
+	// built on a halfvec cast, whose limit is maxHalfvecIndexDims.
+	maxVectorIndexDims  = 2000
+	maxHalfvecIndexDims = 4000
+)
+
+// Table is the chunk table of a collection, in schema "docindex": "chunks_" + the collection
+// id's 32 hex digits without dashes.
+func Table(collectionID uuid.UUID) string {
+	return "chunks_" + strings.ReplaceAll(collectionID.String(), "-", "")
+}
+
+// qualified is the schema-qualified table name. Table yields only [a-z0-9_], so the name needs
+// no quoting; it is quoted anyway so the SQL reads the same as bun's identifiers.
+func qualified(collectionID uuid.UUID) bun.Safe {
+	return bun.Safe(`"` + Schema + `"."` + Table(collectionID) + `"`)
+}
+
+// Store reads and writes the chunk tables of one database.
+type Store struct {
+	db *bun.DB
+}
+
+// New returns a Store over db. Replace uses COPY when db runs over pgx's stdlib driver (as
+// docindex.OpenDB opens it) and falls back to batched INSERTs over any other driver.
+func New(db *bun.DB) *Store {
+	return &Store{db: db}
+}
+
+// Provision creates the chunk table of a collection with its indexes, unless it exists. The
+// language is a text search configuration (regconfig) the caller has checked against
+// pg_ts_config; it is passed as a quoted literal, never spliced. An existing table is left as it
+// is, whatever its dimension or language: RebuildFTS changes the language.
+func (s *Store) Provision(ctx context.Context, tx bun.IDB, collectionID uuid.UUID, dims int, language string) error {
+	if dims < 1 || dims > maxHalfvecIndexDims {
+		return fmt.Errorf("vectorstore: provision: %d dimensions: want 1 to %d", dims, maxHalfvecIndexDims)
+	}
+	if language == "" {
+		return errors.New("vectorstore: provision: no search language")
+	}
+	t, name := qualified(collectionID), Table(collectionID)
+	stmts := []struct {
+		query string
+		args  []any
+	}{
+		{`CREATE TABLE IF NOT EXISTS ? (
+			id        uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+			file_id   uuid NOT NULL,
+			ordinal   integer NOT NULL DEFAULT 0,
+			text      text NOT NULL DEFAULT '',
+			pages     integer[],
+			metadata  jsonb NOT NULL DEFAULT '{}',
+			embedding vector(?),
+			tsv       tsvector GENERATED ALWAYS AS (to_tsvector(?::regconfig, text)) STORED
+		)`, []any{t, dims, language}},
+		{`CREATE INDEX IF NOT EXISTS ? ON ? (file_id)`, []any{bun.Ident(name + "_file_idx"), t}},
+		{`CREATE INDEX IF NOT EXISTS ? ON ? USING hnsw (?)`, []any{bun.Ident(name + "_embedding_idx"), t, indexedEmbedding(dims)}},
+		{`CREATE INDEX IF NOT EXISTS ? ON ? USING gin (tsv)`, []any{bun.Ident(name + "_tsv_idx"), t}},
+	}
+	for _, st := range stmts {
+		if _, err := tx.ExecContext(ctx, st.query, st.args...); err != nil {
+			return fmt.Errorf("vectorstore: provision %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// indexedEmbedding is the HNSW index element for a dimension: the column itself, or its
+// halfvec cast past pgvector's limit for vector.
+func indexedEmbedding(dims int) bun.Safe {
+	if dims > maxVectorIndexDims {
+		return bun.Safe(fmt.Sprintf("(embedding::halfvec(%d)) halfvec_cosine_ops", dims))
+	}
+	return "embedding vector_cosine_ops"
+}
+
+// Drop removes the chunk table of a collection, if there is one.
+func (s *Store) Drop(ctx context.Context, tx bun.IDB, collectionID uuid.UUID) error {
+	if _, err := tx.ExecContext(ctx, "DROP TABLE IF EXISTS ?", qualified(collectionID)); err != nil {
+		return fmt.Errorf("vectorstore: drop %s: %w", Table(collectionID), err)
+	}
+	return nil
+}
+
+// DeleteFile removes the chunks of one file. A collection without a table has no chunks, so
+// that is no error. The existence is checked first rather than the error caught, because a failed
+// statement would abort the caller's transaction.
+func (s *Store) DeleteFile(ctx context.Context, tx bun.IDB, collectionID, fileID uuid.UUID) error {
+	ok, err := exists(ctx, tx, collectionID)
+	if err != nil || !ok {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM ? WHERE file_id = ?", qualified(collectionID), fileID); err != nil {
+		return fmt.Errorf("vectorstore: delete chunks of file %s: %w", fileID, err)
+	}
+	return nil
+}
+
+func exists(ctx context.Context, db bun.IDB, collectionID uuid.UUID) (bool, error) {
+	var ok bool
+	err := db.QueryRowContext(ctx, "SELECT to_regclass(?) IS NOT NULL", Schema+"."+Table(collectionID)).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("vectorstore: look up %s: %w", Table(collectionID), err)
+	}
+	return ok, nil
+}
+
+// RebuildFTS recomputes the tsvector of every chunk with a new language (a regconfig the caller
+// has validated), after a collection's searchLanguage changed. The generated column is dropped
+// and added again with the new expression in one ALTER TABLE and one transaction, which rewrites
+// the table and rebuilds its indexes; see the package documentation for why. A collection without
+// a table has nothing to rebuild.
+func (s *Store) RebuildFTS(ctx context.Context, collectionID uuid.UUID, language string) error {
+	if language == "" {
+		return errors.New("vectorstore: rebuild full-text index: no search language")
+	}
+	t, name := qualified(collectionID), Table(collectionID)
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		ok, err := exists(ctx, tx, collectionID)
+		if err != nil || !ok {
+			return err
+		}
+		// The rewrite rebuilds the HNSW index in bulk; a graph that does not fit in
+		// maintenance_work_mem builds many times slower, so give this transaction room.
+		if _, err := tx.ExecContext(ctx, "SELECT set_config('maintenance_work_mem', ?, true)", rebuildWorkMem); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE ? DROP COLUMN tsv,
+			ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector(?::regconfig, text)) STORED`, t, language); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "CREATE INDEX ? ON ? USING gin (tsv)", bun.Ident(name+"_tsv_idx"), t)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("vectorstore: rebuild full-text index of %s as %q: %w", name, language, err)
+	}
+	return nil
+}
+
+// rebuildWorkMem is the maintenance_work_mem of the RebuildFTS transaction: enough for the HNSW
+// graph of a few hundred thousand chunks of 1536 dimensions, and only for as long as it runs.
+const rebuildWorkMem = "512MB"
+
+// Size is the table's pg_total_relation_size (heap, TOAST and indexes) in bytes, 0 when the
+// collection has no table.
+func (s *Store) Size(ctx context.Context, collectionID uuid.UUID) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, "SELECT coalesce(pg_total_relation_size(to_regclass(?)), 0)",
+		Schema+"."+Table(collectionID)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("vectorstore: size of %s: %w", Table(collectionID), err)
+	}
+	return n, nil
+}
+
+// Count is the number of chunks of the collection, or of one file when fileID is valid; 0 when the
+// collection has no table.
+func (s *Store) Count(ctx context.Context, collectionID uuid.UUID, fileID uuid.NullUUID) (int, error) {
+	var n int
+	var err error
+	if fileID.Valid {
+		err = s.db.QueryRowContext(ctx, "SELECT count(*) FROM ? WHERE file_id = ?", qualified(collectionID), fileID.UUID).Scan(&n)
+	} else {
+		err = s.db.QueryRowContext(ctx, "SELECT count(*) FROM ?", qualified(collectionID)).Scan(&n)
+	}
+	if isUndefinedTable(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("vectorstore: count chunks in %s: %w", Table(collectionID), err)
+	}
+	return n, nil
+}
+
+// isUndefinedTable reports PostgreSQL's undefined_table (42P01), by which a read of a collection
+// that has no table yet (or no longer) is answered as empty.
+func isUndefinedTable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "42P01"
+	}
+	// Other drivers (bun's pgdriver) put the SQLSTATE in the message.
+	return err != nil && strings.Contains(err.Error(), "42P01")
+}
