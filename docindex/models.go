@@ -24,14 +24,15 @@ func (s *Service) EmbeddingModels(ctx context.Context) ([]EmbeddingModel, error)
 	if err != nil {
 		return nil, fmt.Errorf("list embedding models: %w", err)
 	}
-	def := s.defaultModel
-	found := false
-	for _, m := range models {
-		if m.ID == def {
-			found = true
+	def := ""
+	for _, want := range s.defaultModels {
+		for _, m := range models {
+			if want != "" && m.ID == want && def == "" {
+				def = want
+			}
 		}
 	}
-	if !found && len(models) > 0 {
+	if def == "" && len(models) > 0 {
 		def = models[0].ID
 	}
 	for _, m := range models {

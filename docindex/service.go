@@ -12,6 +12,7 @@ import (
 	"github.com/docindex/docindex/docindex/auth"
 	"github.com/docindex/docindex/docindex/blob"
 	"github.com/docindex/docindex/docindex/extract"
+	"github.com/docindex/docindex/docindex/images"
 	"github.com/docindex/docindex/docindex/queue"
 	"github.com/docindex/docindex/docindex/secret"
 	"github.com/docindex/docindex/docindex/vectorstore"
@@ -20,21 +21,25 @@ import (
 
 // Service is the docindex library: collections, shares, API keys, files and jobs over one database.
 type Service struct {
-	db           *bun.DB
-	log          *slog.Logger
-	verifier     auth.Verifier
-	embedders    embedder.Embedder
-	defaultModel string
-	blobs        blob.Store
-	queue        *queue.Queue
-	vectors      *vectorstore.Store
-	maxUpload    int64
-	queueOpts    []queue.Option
-	extractor    *extract.Extractor
-	connectors   Connectors
-	secretKey    string
-	box          *secret.Box
-	holder       string // this process, in sync runs and leases
+	db            *bun.DB
+	log           *slog.Logger
+	verifier      auth.Verifier
+	embedders     embedder.Embedder
+	defaultModels []string
+	blobs         blob.Store
+	queue         *queue.Queue
+	vectors       *vectorstore.Store
+	maxUpload     int64
+	queueOpts     []queue.Option
+	extractor     *extract.Extractor
+	connectors    Connectors
+	secretKey     string
+	box           *secret.Box
+	holder        string // this process, in sync runs and leases
+
+	describer    images.Describer // nil: image descriptions are not produced
+	describerSet bool             // WithImageDescriber was given, so no default is chosen
+	imageFinder  *images.Collector
 
 	// lastUsed throttles API-key lastUsedAt writes to one per key per minute: a write on every
 	// request would cost more than the request itself.
@@ -55,9 +60,11 @@ func WithVerifier(v auth.Verifier) Option { return func(s *Service) { s.verifier
 // WithEmbedders sets the embedding models the service may use; a *pluginhost.Host fits.
 func WithEmbedders(e embedder.Embedder) Option { return func(s *Service) { s.embedders = e } }
 
-// WithDefaultEmbeddingModel sets the model of collections created without one. Empty means the
-// first model the embedders list.
-func WithDefaultEmbeddingModel(id string) Option { return func(s *Service) { s.defaultModel = id } }
+// WithDefaultEmbeddingModel sets the model of collections created without one: the first of ids
+// that the catalog holds (empty ids are skipped), else the first model the embedders list.
+func WithDefaultEmbeddingModel(ids ...string) Option {
+	return func(s *Service) { s.defaultModels = append(s.defaultModels, ids...) }
+}
 
 // WithBlobStore sets where uploaded files are kept (a directory or S3-compatible storage).
 func WithBlobStore(b blob.Store) Option { return func(s *Service) { s.blobs = b } }
@@ -68,6 +75,13 @@ func WithMaxUploadBytes(n int64) Option { return func(s *Service) { s.maxUpload 
 // WithQueueOptions passes options (lease, backoff) to the job queue.
 func WithQueueOptions(opts ...queue.Option) Option {
 	return func(s *Service) { s.queueOpts = append(s.queueOpts, opts...) }
+}
+
+// WithImageDescriber sets what turns images into text in collections with image
+// descriptions enabled: a vision model, or OCR (images.NewOCR). Without this option the
+// service uses OCR when tesseract is installed; WithImageDescriber(nil) turns descriptions off.
+func WithImageDescriber(d images.Describer) Option {
+	return func(s *Service) { s.describer, s.describerSet = d, true }
 }
 
 // New builds a Service on db. The schema must be migrated (Migrate).
@@ -81,6 +95,13 @@ func New(db *bun.DB, opts ...Option) (*Service, error) {
 	if s.extractor == nil {
 		s.extractor = extract.New()
 	}
+	if !s.describerSet {
+		// OCR is the offline default, so scanned PDFs become searchable on a fresh machine.
+		if ocr, err := images.NewOCR(); err == nil {
+			s.describer = ocr
+		}
+	}
+	s.imageFinder = images.NewCollector()
 	box, err := secret.NewBox(s.secretKey)
 	if err != nil {
 		return nil, err

@@ -123,7 +123,7 @@ func (c *config) service(ctx context.Context, log *slog.Logger) (*docindex.Servi
 	}
 	closers = append(closers, func() { blobs.Close() })
 	svc, err := docindex.New(db, docindex.WithLogger(log), docindex.WithVerifier(verifier),
-		docindex.WithEmbedders(host), docindex.WithDefaultEmbeddingModel(c.EmbeddingModel),
+		docindex.WithEmbedders(host), docindex.WithDefaultEmbeddingModel(c.EmbeddingModel, "glove-100d", "hash-256"),
 		docindex.WithBlobStore(blobs), docindex.WithMaxUploadBytes(c.MaxUploadBytes),
 		docindex.WithConnectors(connectors{host}), docindex.WithSecretKey(c.SecretKey))
 	if err != nil {

@@ -193,6 +193,7 @@ func (p *proc) launch() (*instance, error) {
 		Logger:           newHCLog(p.log),
 		SyncStdout:       out,
 		SyncStderr:       errw,
+		GRPCDialOptions:  plugins.DialOptions(),
 	})
 	started := time.Now()
 	rpc, err := client.Client()

@@ -55,14 +55,15 @@ func (c *client) Embed(ctx context.Context, model string, texts []string) ([][]f
 		return nil, wire.Error(ctx, fmt.Sprintf("embed with %q", model), err, ErrUnknownModel)
 	}
 	dims := int(resp.Dimensions)
-	if dims <= 0 || len(resp.Values) != dims*len(texts) {
-		return nil, fmt.Errorf("embed with %q: plugin returned %d values of %d dimensions for %d texts", model, len(resp.Values), dims, len(texts))
+	if dims <= 0 || len(resp.Vectors) != 4*dims*len(texts) {
+		return nil, fmt.Errorf("embed with %q: plugin returned %d bytes of vectors of %d dimensions for %d texts", model, len(resp.Vectors), dims, len(texts))
 	}
 	// One allocation for all vectors: the rows share the decoded array, each
 	// capped so that appending to one cannot overwrite the next.
+	values := bytesToFloats(resp.Vectors)
 	vecs := make([][]float32, len(texts))
 	for i := range vecs {
-		vecs[i] = resp.Values[i*dims : (i+1)*dims : (i+1)*dims]
+		vecs[i] = values[i*dims : (i+1)*dims : (i+1)*dims]
 	}
 	return vecs, nil
 }

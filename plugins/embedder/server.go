@@ -58,13 +58,12 @@ func (s *server) Embed(ctx context.Context, req *embedderv1.EmbedRequest) (*embe
 		return resp, nil
 	}
 	dims := len(vecs[0])
-	resp.Dimensions = int32(dims)
-	resp.Values = make([]float32, 0, dims*len(vecs))
 	for i, v := range vecs {
 		if len(v) != dims {
 			return nil, wire.Status(fmt.Errorf("embedder returned vectors of %d and %d dimensions (text %d)", dims, len(v), i))
 		}
-		resp.Values = append(resp.Values, v...)
 	}
+	resp.Dimensions = int32(dims)
+	resp.Vectors = floatsToBytes(vecs, dims)
 	return resp, nil
 }
