@@ -150,8 +150,12 @@ func splitSecrets(schema, config json.RawMessage) (public map[string]any, secret
 		// the first-party connectors.
 		key := strings.TrimPrefix(f, "/")
 		if v, ok := public[key]; ok {
-			secrets[key] = v
 			delete(public, key)
+			// null or "" means no secret (that is how an update removes one): storing it would
+			// show a mask for a value that is not there.
+			if v != nil && v != "" {
+				secrets[key] = v
+			}
 		}
 	}
 	return public, secrets, nil
@@ -554,8 +558,11 @@ func (s *Service) ListSyncRuns(ctx context.Context, p *access.Principal, id uuid
 	if _, err := s.GetSource(ctx, p, id); err != nil {
 		return nil, err
 	}
-	if limit <= 0 || limit > 500 {
+	switch {
+	case limit <= 0:
 		limit = 50
+	case limit > 500:
+		limit = 500
 	}
 	runs := []store.SyncRun{}
 	if err := s.db.NewSelect().Model(&runs).Where("source_id = ?", id).

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/textproto"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -25,10 +26,36 @@ import (
 	"github.com/docindex/docindex/docindex/httpapi"
 	"github.com/docindex/docindex/docindex/store"
 	"github.com/docindex/docindex/docindex/worker"
+	"github.com/docindex/docindex/plugins/connector"
 )
 
 // Secret is the HS256 secret of servers made by NewServer.
 const Secret = "docindextest-secret"
+
+// SecretKey is the key that seals the secret settings of data sources on servers made by
+// NewServer (pass docindex.WithSecretKey("") for a server without one).
+const SecretKey = "docindextest-secret-key"
+
+// Connectors is a fixed set of source connectors by type, for docindex.WithConnectors:
+//
+//	docindextest.NewServer(t, docindex.WithConnectors(docindextest.Connectors{"git": c}))
+type Connectors map[string]connector.Connector
+
+// Connector returns the connector of a source type.
+func (c Connectors) Connector(typ string) (connector.Connector, bool) {
+	conn, ok := c[typ]
+	return conn, ok
+}
+
+// ConnectorTypes lists the types, sorted.
+func (c Connectors) ConnectorTypes() []string {
+	out := make([]string, 0, len(c))
+	for t := range c {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // Server is a docindex HTTP server on a fresh database, for tests.
 type Server struct {
@@ -43,9 +70,10 @@ type Server struct {
 	Check func(req *http.Request, status int, header http.Header, body []byte) error
 }
 
-// NewServer starts a server with HS256 tokens (Secret) and a blob store in a temporary directory
-// (BlobDir) on a new database. Extra service options (embedders, another blob store, upload
-// limit, ...) come after the defaults and override them. No workers run until StartWorkers.
+// NewServer starts a server with HS256 tokens (Secret), a secret key for source settings
+// (SecretKey) and a blob store in a temporary directory (BlobDir) on a new database. Extra service
+// options (embedders, connectors, another blob store, upload limit, ...) come after the defaults
+// and override them. No workers run until StartWorkers.
 func NewServer(t testing.TB, opts ...docindex.Option) *Server {
 	t.Helper()
 	db := NewDB(t)
@@ -60,7 +88,7 @@ func NewServer(t testing.TB, opts ...docindex.Option) *Server {
 	}
 	t.Cleanup(func() { blobs.Close() })
 	base := []docindex.Option{docindex.WithLogger(log), docindex.WithVerifier(auth.NewHS256([]byte(Secret))),
-		docindex.WithBlobStore(blobs)}
+		docindex.WithBlobStore(blobs), docindex.WithSecretKey(SecretKey)}
 	svc, err := docindex.New(db, append(base, opts...)...)
 	if err != nil {
 		t.Fatalf("docindextest: new service: %v", err)
@@ -104,6 +132,28 @@ func (s *Server) StartWorkers(h worker.Handler, opts ...worker.Option) (stop fun
 	// Registered after the database's cleanup, so it runs before the database is dropped.
 	s.t.Cleanup(stop)
 	return stop
+}
+
+// WaitIdle waits until the job queue holds no queued or running job (the jobs a sync or an
+// upload queued have run), failing the test after timeout. Workers must run (StartWorkers).
+func (s *Server) WaitIdle(timeout time.Duration) {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var busy int
+		err := s.DB.QueryRowContext(context.Background(),
+			"SELECT count(*) FROM docindex.jobs WHERE status IN ('queued', 'running')").Scan(&busy)
+		if err != nil {
+			s.t.Fatalf("docindextest: count busy jobs: %v", err)
+		}
+		if busy == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("docindextest: %d jobs still queued or running after %s", busy, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // FileUpload is a multipart body for POST /files. Parts are written in the order the server

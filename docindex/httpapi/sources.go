@@ -198,10 +198,25 @@ func (a *api) sourceEvent(w http.ResponseWriter, req bunrouter.Request) error {
 	if err != nil {
 		return tooLargeOr(err, "Invalid request: unreadable body")
 	}
-	status, err := a.svc.SourceEvent(req.Context(), id, req.Header.Get("X-Docindex-Signature"), req.Header.Get("X-Docindex-Secret"), body)
+	status, err := a.svc.SourceEvent(req.Context(), id,
+		firstHeader(req.Header, "X-Docindex-Signature", "X-Hub-Signature-256", "X-Hub-Signature"),
+		firstHeader(req.Header, "X-Docindex-Secret", "X-Docindex-Webhook-Secret"), body)
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusAccepted, statusDTO{Status: status})
 	return nil
+}
+
+// firstHeader returns the first of the named headers that is set. Besides its own headers the
+// server takes those the docsuite connector documents for its webhookSecret (X-Hub-Signature,
+// X-Hub-Signature-256 as Confluence Data Center and GitHub-style senders sign,
+// X-Docindex-Webhook-Secret), so a sender configured per that documentation is accepted.
+func firstHeader(h http.Header, names ...string) string {
+	for _, n := range names {
+		if v := h.Get(n); v != "" {
+			return v
+		}
+	}
+	return ""
 }
