@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -92,18 +93,8 @@ func (q *Queue) Claim(ctx context.Context, workerID string, n int) ([]Job, error
 		return nil, wrap("claim", err)
 	}
 	// RETURNING gives no order.
-	slices.SortFunc(jobs, func(a, b Job) int { return cmpInt(a.Seq, b.Seq) })
+	slices.SortFunc(jobs, func(a, b Job) int { return cmp.Compare(a.Seq, b.Seq) })
 	return jobs, nil
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Heartbeat renews the lease of the given running jobs of workerID. It returns the ids that are

@@ -97,6 +97,7 @@ func seqs(jobs []queue.Job) []int64 {
 }
 
 func TestEnqueueAndClaimInFIFOOrder(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, q := setup(t)
 
@@ -156,6 +157,7 @@ func TestEnqueueAndClaimInFIFOOrder(t *testing.T) {
 }
 
 func TestClaimBatchIsOldestFirst(t *testing.T) {
+	t.Parallel()
 	db, q := setup(t)
 	jobs := enqueue(t, q, db, indexJobs(5)...)
 	got := claim(t, q, "w", 3)
@@ -170,6 +172,7 @@ func TestClaimBatchIsOldestFirst(t *testing.T) {
 // Several goroutines enqueue and several claim at the same time; every job is claimed once and
 // no job is claimed after a younger one while it was eligible.
 func TestConcurrentEnqueueAndClaimKeepFIFO(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, q := setup(t)
 	var (
@@ -281,6 +284,7 @@ func TestConcurrentEnqueueAndClaimKeepFIFO(t *testing.T) {
 }
 
 func TestTransitionsAreGuardedByTheLease(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, q := setup(t)
 	job := enqueue(t, q, db, indexJobs(1)...)[0]
@@ -326,6 +330,7 @@ func TestTransitionsAreGuardedByTheLease(t *testing.T) {
 }
 
 func TestAutomaticRetryWithBackoffThenFailed(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var mu sync.Mutex
 	var retries []int
@@ -399,6 +404,7 @@ func TestAutomaticRetryWithBackoffThenFailed(t *testing.T) {
 }
 
 func TestPermanentErrorFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, q := setup(t)
 	job := enqueue(t, q, db, indexJobs(1)...)[0]
@@ -422,6 +428,7 @@ func TestPermanentErrorFailsAtOnce(t *testing.T) {
 }
 
 func TestManualRetryGoesToTheTail(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, q := setup(t)
 	jobs := enqueue(t, q, db, indexJobs(4)...) // a b c d
@@ -466,6 +473,7 @@ func TestManualRetryGoesToTheTail(t *testing.T) {
 }
 
 func TestPositionsUnderConcurrentEnqueues(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, q := setup(t)
 	var (
@@ -596,6 +604,7 @@ func TestPositionsUnderConcurrentEnqueues(t *testing.T) {
 }
 
 func TestCancelFileJobs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, q := setup(t)
 	file := uuid.NullUUID{UUID: uuid.New(), Valid: true}
@@ -638,6 +647,7 @@ func TestCancelFileJobs(t *testing.T) {
 }
 
 func TestRescueExpiredLeases(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, q := setup(t, queue.WithLease(time.Minute), queue.WithBackoff(func(int) time.Duration { return 0 }))
 	jobs := enqueue(t, q, db,
@@ -680,6 +690,7 @@ func TestRescueExpiredLeases(t *testing.T) {
 }
 
 func TestLeaderElection(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, q := setup(t)
 	lead := func(name, holder string) bool {
@@ -742,6 +753,7 @@ func TestLeaderElection(t *testing.T) {
 }
 
 func TestDeleteRefusesRunningJobs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, q := setup(t)
 	jobs := enqueue(t, q, db, indexJobs(2)...)
@@ -758,6 +770,7 @@ func TestDeleteRefusesRunningJobs(t *testing.T) {
 }
 
 func TestListenWakesOnCommitAndReconnects(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	db, q := setup(t)
 	wake := make(chan struct{}, 1)
@@ -813,6 +826,7 @@ func TestListenWakesOnCommitAndReconnects(t *testing.T) {
 }
 
 func TestDefaultBackoff(t *testing.T) {
+	t.Parallel()
 	for retry, base := range map[int]time.Duration{1: 10 * time.Second, 2: 20 * time.Second, 4: 80 * time.Second, 30: time.Hour} {
 		seen := map[time.Duration]bool{}
 		for range 50 {

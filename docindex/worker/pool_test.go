@@ -110,6 +110,7 @@ func fileJob(maxRetries int) queue.NewJob {
 }
 
 func TestPoolCompletesRetriesAndFails(t *testing.T) {
+	t.Parallel()
 	db := docindextest.NewDB(t)
 	q := queue.New(db, queue.WithBackoff(noBackoff), queue.WithLogger(logger(t)))
 	var mu sync.Mutex
@@ -167,6 +168,7 @@ func TestPoolCompletesRetriesAndFails(t *testing.T) {
 }
 
 func TestPanicIsRecordedWithItsStack(t *testing.T) {
+	t.Parallel()
 	db := docindextest.NewDB(t)
 	q := queue.New(db, queue.WithLogger(logger(t)))
 	h := worker.HandlerFunc(func(ctx context.Context, j queue.Job) error {
@@ -186,6 +188,7 @@ func TestPanicIsRecordedWithItsStack(t *testing.T) {
 // An idle pool with an hour-long poll interval still picks a new job up: only the notification
 // can have woken it.
 func TestNotificationWakesIdlePool(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := docindextest.NewDB(t)
 	q := queue.New(db, queue.WithLogger(logger(t)))
@@ -225,6 +228,7 @@ func TestNotificationWakesIdlePool(t *testing.T) {
 // A job cancelled (its file deleted) while running: the heartbeat tells the worker, the handler's
 // context is cancelled with ErrLeaseLost, and whatever it returns is discarded.
 func TestLostJobIsStoppedAndItsResultDiscarded(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := docindextest.NewDB(t)
 	q := queue.New(db, queue.WithLease(3*time.Second), queue.WithLogger(logger(t)))
@@ -258,6 +262,7 @@ func TestLostJobIsStoppedAndItsResultDiscarded(t *testing.T) {
 }
 
 func TestJobTimeoutFailsTheJob(t *testing.T) {
+	t.Parallel()
 	db := docindextest.NewDB(t)
 	q := queue.New(db, queue.WithLogger(logger(t)))
 	h := worker.HandlerFunc(func(ctx context.Context, j queue.Job) error {
@@ -273,6 +278,7 @@ func TestJobTimeoutFailsTheJob(t *testing.T) {
 }
 
 func TestShutdownLetsJobsFinishWithinGrace(t *testing.T) {
+	t.Parallel()
 	db := docindextest.NewDB(t)
 	q := queue.New(db, queue.WithLogger(logger(t)))
 	started := make(chan struct{})
@@ -315,6 +321,7 @@ func TestShutdownLetsJobsFinishWithinGrace(t *testing.T) {
 }
 
 func TestShutdownAfterGraceReleasesJobs(t *testing.T) {
+	t.Parallel()
 	db := docindextest.NewDB(t)
 	q := queue.New(db, queue.WithLogger(logger(t)))
 	started := make(chan struct{})
@@ -339,6 +346,7 @@ func TestShutdownAfterGraceReleasesJobs(t *testing.T) {
 }
 
 func TestPermanent(t *testing.T) {
+	t.Parallel()
 	base := errors.New("unsupported format")
 	err := fmt.Errorf("index file: %w", worker.Permanent(base))
 	if !worker.IsPermanent(err) || !errors.Is(err, base) || err.Error() != "index file: unsupported format" {

@@ -29,7 +29,7 @@ const (
 )
 
 // A short lease so a dead worker's job is rescued within seconds.
-const processLease = 2 * time.Second
+const processLease = 3 * time.Second
 
 // writeResult is the handler's idempotent write: one row per file whatever the number of runs;
 // runs counts them so the test can see the dead worker's write happened.
@@ -76,6 +76,7 @@ func TestWorkerProcess(t *testing.T) {
 // process, which leaves the job alone while the worker lives, rescues it once the lease expired
 // and completes it; the result exists exactly once.
 func TestKilledWorkerProcessJobIsRescued(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := docindextest.URL(t)
 	db, err := docindex.OpenDB(ctx, url)
