@@ -54,6 +54,9 @@ func Mount(g *bunrouter.Group, svc *docindex.Service, opts ...Option) {
 		g.POST("/sources/:id/sync", a.syncSource)
 		g.GET("/sources/:id/syncs", a.listSyncRuns)
 		g.GET("/source-types", a.sourceTypes)
+		g.POST("/ingest/:collectionName/:tableName", a.ingest)
+		g.GET("/collections/:id/tables", a.listTables)
+		g.GET("/collections/:id/tables/:table/rows", a.readRows)
 	})
 	// Change notifications carry the source's shared secret instead of a bearer token.
 	base.POST("/api/sources/:id/events", a.sourceEvent)
