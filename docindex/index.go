@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/docindex/docindex/docindex/blob"
 	"github.com/docindex/docindex/docindex/chunk"
 	"github.com/docindex/docindex/docindex/extract"
+	"github.com/docindex/docindex/docindex/images"
 	"github.com/docindex/docindex/docindex/queue"
 	"github.com/docindex/docindex/docindex/store"
 	"github.com/docindex/docindex/docindex/vectorstore"
@@ -84,6 +86,9 @@ func (s *Service) indexFile(ctx context.Context, fileID uuid.UUID) error {
 	if err := s.db.NewSelect().Model(c).Where("id = ?", f.CollectionID.UUID).Scan(ctx); err != nil {
 		return fmt.Errorf("load collection: %w", err)
 	}
+	if c.Type == "dataset" && c.DatasetMode == "imported" {
+		return s.importFile(ctx, f, c)
+	}
 	if c.Type != "rag" {
 		return worker.Permanent(fmt.Errorf("collection %s is a dataset: file indexing applies to rag collections", c.Name))
 	}
@@ -113,17 +118,19 @@ func (s *Service) indexFile(ctx context.Context, fileID uuid.UUID) error {
 	if f.ContentType != nil {
 		ctype = *f.ContentType
 	}
-	doc, err := s.extractor.Extract(ctx, path, f.Name, ctype)
+	doc, err := s.extractFile(ctx, c, f, path, ctype)
 	if err != nil {
-		if errors.Is(err, extract.ErrUnsupported) {
-			return worker.Permanent(err)
-		}
-		return fmt.Errorf("extract: %w", err)
+		return err
 	}
 	t1 := time.Now()
 	sections := make([]chunk.Section, len(doc.Pages))
 	for i, p := range doc.Pages {
 		sections[i] = chunk.Section{Page: p.Number, Text: p.Text}
+	}
+	if c.ImageDescriptionsEnabled {
+		if sections, err = s.describeImages(ctx, c, f, path, doc, sections); err != nil {
+			return err
+		}
 	}
 	embed := func(ctx context.Context, texts []string) ([][]float32, error) {
 		return s.embed(ctx, c.EmbeddingModel, texts)
@@ -199,6 +206,83 @@ func (s *Service) indexFile(ctx context.Context, fileID uuid.UUID) error {
 		}
 	}
 	return nil
+}
+
+// extractFile extracts the text of a file. An image file is no document the extractor reads:
+// with image descriptions enabled it becomes an empty document of format "image" whose text
+// comes from its description; without, it fails as unsupported.
+func (s *Service) extractFile(ctx context.Context, c *store.Collection, f *store.File, path, ctype string) (*extract.Document, error) {
+	_, isImage := images.ImageType(path)
+	if isImage && c.ImageDescriptionsEnabled {
+		return &extract.Document{Format: images.FormatImage}, nil
+	}
+	doc, err := s.extractor.Extract(ctx, path, f.Name, ctype)
+	if err != nil {
+		if errors.Is(err, extract.ErrUnsupported) {
+			if isImage {
+				err = fmt.Errorf("%w: image files are indexed only in collections with image descriptions enabled", err)
+			}
+			return nil, worker.Permanent(err)
+		}
+		return nil, fmt.Errorf("extract: %w", err)
+	}
+	return doc, nil
+}
+
+// describeImages turns the images of a document into sections: the collection's mode picks
+// them, the service's describer (a vision model, or OCR) reads them, and each description
+// joins the sections after the text of its page. An image that fails adds a warning.
+func (s *Service) describeImages(ctx context.Context, c *store.Collection, f *store.File, path string, doc *extract.Document, sections []chunk.Section) ([]chunk.Section, error) {
+	switch doc.Format {
+	case images.FormatPDF, images.FormatDOCX, images.FormatPPTX, images.FormatImage:
+	default:
+		return sections, nil // formats without images
+	}
+	mode := images.Mode(c.ImageDescriptionMode)
+	if mode == "" {
+		mode = images.ModeAll
+	}
+	src := images.Source{Path: path, Name: f.Name, Format: doc.Format, PageCount: doc.PageCount}
+	for _, p := range doc.Pages {
+		if images.HasText(p.Text) {
+			src.TextPages = append(src.TextPages, p.Number)
+		}
+	}
+	if s.describer == nil {
+		const noDescriber = "no image describer is configured (install tesseract-ocr or configure a vision model)"
+		if doc.Format == images.FormatImage {
+			return nil, worker.Permanent(errors.New("image file: " + noDescriber))
+		}
+		// Warn only when the file has an image the mode would describe: stop at the first.
+		found := errors.New("found")
+		if _, err := s.imageFinder.Collect(ctx, src, mode, func(images.Image) error { return found }); errors.Is(err, found) {
+			doc.Warnings = append(doc.Warnings, "images were not described: "+noDescriber)
+		} else if err != nil {
+			return nil, fmt.Errorf("find images: %w", err)
+		}
+		return sections, nil
+	}
+	descs, warns, err := s.imageFinder.Describe(ctx, s.describer, src, mode)
+	if err != nil {
+		return nil, fmt.Errorf("describe images: %w", err)
+	}
+	if len(descs) > 0 && len(doc.Pages) == 0 {
+		// The extractor warned that the file holds no text (a PDF without a text layer);
+		// the images gave it text, so that warning no longer holds.
+		doc.Warnings = slices.DeleteFunc(doc.Warnings, func(w string) bool { return strings.HasPrefix(w, "no text") })
+	}
+	if len(descs) == 0 && doc.Format == images.FormatImage && len(warns) == 0 {
+		warns = append(warns, "no text could be read from the image")
+	}
+	doc.Warnings = append(doc.Warnings, warns...)
+	for _, d := range descs {
+		sections = append(sections, chunk.Section{Page: d.Page, Text: d.Section()})
+	}
+	// Chunks follow document order: a description goes after the text of its page (the
+	// sort is stable and the text came first).
+	slices.SortStableFunc(sections, func(a, b chunk.Section) int { return a.Page - b.Page })
+	s.log.DebugContext(ctx, "described images", "file", f.ID, "mode", mode, "descriptions", len(descs), "warnings", len(warns))
+	return sections, nil
 }
 
 // embed calls the embedder in batches.

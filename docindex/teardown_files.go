@@ -42,15 +42,19 @@ func (s *Service) teardownFile(ctx context.Context, f *store.File) error {
 	return nil
 }
 
-// deleteFileRows removes what indexing wrote for a file: chunks and structured-extraction rows.
+// deleteFileRows removes what indexing wrote for a file: chunks, structured-extraction rows, the
+// tables it imported into a dataset.
 func (s *Service) deleteFileRows(ctx context.Context, tx bun.IDB, collectionID, fileID uuid.UUID) error {
 	if err := s.vectors.DeleteFile(ctx, tx, collectionID, fileID); err != nil {
 		return fmt.Errorf("delete chunks: %w", err)
 	}
 	c := &store.Collection{}
-	if err := tx.NewSelect().Model(c).Column("structured_extraction_enabled", "live_schema").
+	if err := tx.NewSelect().Model(c).Column("type", "dataset_mode", "structured_extraction_enabled", "live_schema").
 		Where("id = ?", collectionID).Scan(ctx); err != nil {
 		return fmt.Errorf("load collection: %w", err)
+	}
+	if c.Type == "dataset" && c.DatasetMode == "imported" {
+		return s.dropImported(ctx, tx, collectionID, fileID)
 	}
 	if !c.StructuredExtractionEnabled {
 		return nil
