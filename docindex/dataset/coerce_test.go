@@ -91,15 +91,15 @@ func TestRow(t *testing.T) {
 		{Name: "note", Type: "text"},
 	}}
 	for in, want := range map[string]string{
-		`{"id": 1, "name": "a"}`:              "",
+		`{"id": 1, "name": "a"}`:               "",
 		`{"id": 1, "name": "a", "note": null}`: "",
-		`{"id": 1}`:                           `column "name" is required`,
-		`{"id": 1, "name": null}`:             `column "name" must not be null`,
-		`{"name": "a"}`:                       `column "id" is required`,
-		`{"id": 1, "name": "a", "extra": 1}`:  `unknown column "extra"`,
-		`{"id": "x", "name": "a"}`:            `column "id": expected integer`,
-		`[1, 2]`:                              "row must be a JSON object",
-		`"row"`:                               "row must be a JSON object",
+		`{"id": 1}`:                            `column "name" is required`,
+		`{"id": 1, "name": null}`:              `column "name" must not be null`,
+		`{"name": "a"}`:                        `column "id" is required`,
+		`{"id": 1, "name": "a", "extra": 1}`:   `unknown column "extra"`,
+		`{"id": "x", "name": "a"}`:             `column "id": expected integer`,
+		`[1, 2]`:                               "row must be a JSON object",
+		`"row"`:                                "row must be a JSON object",
 	} {
 		_, err := tbl.Row(json.RawMessage(in))
 		switch {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 )
 
@@ -26,6 +27,9 @@ type Query struct {
 func Count(ctx context.Context, db bun.IDB, collectionID uuid.UUID, table string) (int64, error) {
 	var n int64
 	err := db.QueryRowContext(ctx, "SELECT count(*) FROM ?.?", bun.Ident(Schema(collectionID)), bun.Ident(table)).Scan(&n)
+	if isUndefinedTable(err) {
+		return 0, nil // an imported table that no file has produced yet
+	}
 	if err != nil {
 		return 0, fmt.Errorf("count %s: %w", table, err)
 	}
@@ -84,6 +88,14 @@ func Read(ctx context.Context, db bun.IDB, collectionID uuid.UUID, table string,
 	}
 	sel = sel.Limit(int64(q.Limit)).Offset(int64(q.Offset))
 	rows, err := sel.Rows(ctx)
+	if isStalePlan(err) {
+		// A re-import changed the table's column types; the connection's cached statement is
+		// dropped by the failure, so one retry reads through.
+		rows, err = sel.Rows(ctx)
+	}
+	if isUndefinedTable(err) {
+		return []map[string]any{}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", table, err)
 	}
@@ -134,3 +146,16 @@ func jsonValue(typ string, v any) any {
 type jsonNumber string
 
 func (n jsonNumber) MarshalJSON() ([]byte, error) { return []byte(n), nil }
+
+func pgCode(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
+}
+
+func isUndefinedTable(err error) bool { return pgCode(err) == "42P01" }
+
+// isStalePlan: "cached plan must not change result type".
+func isStalePlan(err error) bool { return pgCode(err) == "0A000" }
