@@ -37,3 +37,18 @@ func invalid(format string, args ...any) error { return Errorf(ErrInvalid, forma
 
 // errNoRows is database/sql's no-rows error, named once for the store queries.
 var errNoRows = sql.ErrNoRows
+
+// pageLimit applies the paging rules of the list endpoints: limit 0 means 100, at most 1000;
+// offset must not be negative.
+func pageLimit(limit, offset int) (int, error) {
+	switch {
+	case limit == 0:
+		limit = 100
+	case limit < 0 || limit > 1000:
+		return 0, invalid("limit must be between 1 and 1000")
+	}
+	if offset < 0 {
+		return 0, invalid("offset must not be negative")
+	}
+	return limit, nil
+}

@@ -240,14 +240,9 @@ func (s *Service) ListJobs(ctx context.Context, p *access.Principal, f JobFilter
 			return nil, err
 		}
 	}
-	switch {
-	case f.Limit == 0:
-		f.Limit = 100
-	case f.Limit < 0 || f.Limit > 1000:
-		return nil, invalid("limit must be between 1 and 1000")
-	}
-	if f.Offset < 0 {
-		return nil, invalid("offset must not be negative")
+	var err error
+	if f.Limit, err = pageLimit(f.Limit, f.Offset); err != nil {
+		return nil, err
 	}
 	expr, args := access.RoleSQL(p)
 	items := []JobItem{}
