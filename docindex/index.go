@@ -179,6 +179,7 @@ func (s *Service) indexFile(ctx context.Context, fileID uuid.UUID) error {
 	s.log.DebugContext(ctx, "indexed file", "file", f.ID, "chunks", len(rows),
 		"extract_ms", t1.Sub(t0).Milliseconds(), "chunk_ms", t2.Sub(t1).Milliseconds(),
 		"embed_ms", t3.Sub(t2).Milliseconds(), "write_ms", t4.Sub(t3).Milliseconds())
+	doc.Warnings = append(doc.Warnings, s.extractStructured(ctx, c, f, doc)...)
 	status, warning := "indexed", ""
 	if len(doc.Warnings) > 0 {
 		status, warning = "indexed_with_warning", strings.Join(doc.Warnings, "; ")

@@ -11,12 +11,14 @@ import (
 
 	"github.com/docindex/docindex/docindex/auth"
 	"github.com/docindex/docindex/docindex/blob"
+	"github.com/docindex/docindex/docindex/embedbatch"
 	"github.com/docindex/docindex/docindex/extract"
 	"github.com/docindex/docindex/docindex/images"
 	"github.com/docindex/docindex/docindex/queue"
 	"github.com/docindex/docindex/docindex/secret"
 	"github.com/docindex/docindex/docindex/vectorstore"
 	"github.com/docindex/docindex/plugins/embedder"
+	"github.com/docindex/docindex/plugins/llm"
 )
 
 // Service is the docindex library: collections, shares, API keys, files and jobs over one database.
@@ -25,6 +27,7 @@ type Service struct {
 	log           *slog.Logger
 	verifier      auth.Verifier
 	embedders     embedder.Embedder
+	batchOpts     []embedbatch.Option // non-nil: WithEmbedBatching was given
 	defaultModels []string
 	blobs         blob.Store
 	queue         *queue.Queue
@@ -40,6 +43,9 @@ type Service struct {
 	describer    images.Describer // nil: image descriptions are not produced
 	describerSet bool             // WithImageDescriber was given, so no default is chosen
 	imageFinder  *images.Collector
+
+	llm          llm.LLM // nil: structured extraction is skipped with a warning
+	extractModel string  // "": the first model llm lists
 
 	// lastUsed throttles API-key lastUsedAt writes to one per key per minute: a write on every
 	// request would cost more than the request itself.
@@ -59,6 +65,14 @@ func WithVerifier(v auth.Verifier) Option { return func(s *Service) { s.verifier
 
 // WithEmbedders sets the embedding models the service may use; a *pluginhost.Host fits.
 func WithEmbedders(e embedder.Embedder) Option { return func(s *Service) { s.embedders = e } }
+
+// WithEmbedBatching merges the embedding calls of concurrent indexing jobs into calls of up to
+// a batch of texts (embedbatch.New with opts): an embedder with a per-call latency (a server,
+// a plugin) is then kept busy at a good batch size instead of one file's chunks per call.
+// Single-text calls (search queries) still go straight to the embedder.
+func WithEmbedBatching(opts ...embedbatch.Option) Option {
+	return func(s *Service) { s.batchOpts = append([]embedbatch.Option{}, opts...) }
+}
 
 // WithDefaultEmbeddingModel sets the model of collections created without one: the first of ids
 // that the catalog holds (empty ids are skipped), else the first model the embedders list.
@@ -89,6 +103,10 @@ func New(db *bun.DB, opts ...Option) (*Service, error) {
 	s := &Service{db: db, log: slog.Default(), lastUsed: map[uuid.UUID]time.Time{}, maxUpload: DefaultMaxUploadBytes}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.batchOpts != nil && s.embedders != nil {
+		// Search embeds one query text: it must not wait for a batch to fill.
+		s.embedders = embedbatch.New(s.embedders, append([]embedbatch.Option{embedbatch.WithDirectBelow(2)}, s.batchOpts...)...)
 	}
 	s.queue = queue.New(db, append([]queue.Option{queue.WithLogger(s.log)}, s.queueOpts...)...)
 	s.vectors = vectorstore.New(db)

@@ -1,15 +1,18 @@
 package docindex
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/uptrace/bun"
 
 	"github.com/docindex/docindex/docindex/access"
@@ -31,8 +34,21 @@ func WithConnectors(c Connectors) Option { return func(s *Service) { s.connector
 // Without one, sources whose configuration holds a secret are refused.
 func WithSecretKey(key string) Option { return func(s *Service) { s.secretKey = key } }
 
-// SourceTypes are the types the interface names.
+// SourceTypes are the types the interface names. A connector plugin of another type (a
+// third-party one) extends them while it is loaded.
 var SourceTypes = []string{"webcrawl", "docsuite", "filecloud", "git"}
+
+// checkType accepts the interface's source types and the types of loaded connectors.
+func (s *Service) checkType(typ string) error {
+	if slices.Contains(SourceTypes, typ) {
+		return nil
+	}
+	if s.connectors != nil && slices.Contains(s.connectors.ConnectorTypes(), typ) {
+		return nil
+	}
+	return invalid("Invalid request: type must be one of %s or the type of a loaded connector plugin (got %q)",
+		strings.Join(SourceTypes, ", "), typ)
+}
 
 // Mask replaces secret values in every response.
 const Mask = "********"
@@ -233,8 +249,12 @@ func (s *Service) view(src *store.Source) *SourceView {
 	return &SourceView{Source: src, MaskedConfig: s.maskedConfig(src)}
 }
 
-// validateSource checks a full configuration with the connector.
-func (s *Service) validateConfig(ctx context.Context, c connector.Connector, cfg json.RawMessage) error {
+// validateConfig checks a full configuration against the connector's JSON Schema, then with the
+// connector's own Validate.
+func (s *Service) validateConfig(ctx context.Context, c connector.Connector, d connector.Description, cfg json.RawMessage) error {
+	if err := checkSchema(d.ConfigSchema, cfg); err != nil {
+		return invalid("invalid config: %v", err)
+	}
 	if err := c.Validate(ctx, cfg); err != nil {
 		var ve *connector.ValidationError
 		if errors.As(err, &ve) || errors.Is(err, connector.ErrInvalidConfig) {
@@ -284,7 +304,7 @@ func (s *Service) CreateSource(ctx context.Context, p *access.Principal, in Sour
 	if in.Name == "" {
 		return nil, invalid("Invalid request: name is required")
 	}
-	if err := oneOf("type", in.Type, SourceTypes...); err != nil {
+	if err := s.checkType(in.Type); err != nil {
 		return nil, err
 	}
 	if in.Type == "docsuite" && in.SyncSchedule != nil && *in.SyncSchedule != "" {
@@ -303,7 +323,7 @@ func (s *Service) CreateSource(ctx context.Context, p *access.Principal, in Sour
 	if len(in.Config) == 0 {
 		in.Config = json.RawMessage("{}")
 	}
-	if err := s.validateConfig(ctx, c, in.Config); err != nil {
+	if err := s.validateConfig(ctx, c, d, in.Config); err != nil {
 		return nil, err
 	}
 	public, secrets, err := splitSecrets(d.ConfigSchema, in.Config)
@@ -345,7 +365,7 @@ func sourceVisibleSQL(p *access.Principal) (string, []any) {
 // ListSources lists the sources the caller may see, optionally of one type.
 func (s *Service) ListSources(ctx context.Context, p *access.Principal, typ string) ([]*SourceView, error) {
 	if typ != "" {
-		if err := oneOf("type", typ, SourceTypes...); err != nil {
+		if err := s.checkType(typ); err != nil {
 			return nil, err
 		}
 	}
@@ -495,16 +515,20 @@ func (s *Service) mergeConfig(ctx context.Context, c connector.Connector, d conn
 	}
 	for _, f := range fields {
 		key := strings.TrimPrefix(f, "/")
-		if v, ok := next[key]; !ok || v == Mask {
+		v, ok := next[key]
+		switch {
+		case !ok || v == Mask: // kept
 			if ov, had := old[key]; had {
 				next[key] = ov
 			} else {
 				delete(next, key)
 			}
+		case v == nil || v == "": // removed
+			delete(next, key)
 		}
 	}
 	merged, _ := json.Marshal(next)
-	if err := s.validateConfig(ctx, c, merged); err != nil {
+	if err := s.validateConfig(ctx, c, d, merged); err != nil {
 		return err
 	}
 	public, secrets, err := splitSecrets(d.ConfigSchema, merged)
@@ -570,4 +594,35 @@ func (s *Service) ListSyncRuns(ctx context.Context, p *access.Principal, id uuid
 		return nil, fmt.Errorf("sync runs: %w", err)
 	}
 	return runs, nil
+}
+
+// checkSchema validates a config against a connector's JSON Schema (no schema: anything goes).
+func checkSchema(schema, cfg json.RawMessage) error {
+	if len(schema) == 0 || string(schema) == "null" {
+		return nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return fmt.Errorf("the connector's config schema is not JSON: %w", err)
+	}
+	comp := jsonschema.NewCompiler()
+	if err := comp.AddResource("config.schema.json", doc); err != nil {
+		return fmt.Errorf("the connector's config schema: %w", err)
+	}
+	sch, err := comp.Compile("config.schema.json")
+	if err != nil {
+		return fmt.Errorf("the connector's config schema does not compile: %w", err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(cfg))
+	if err != nil {
+		return fmt.Errorf("config is not JSON: %w", err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return errors.New(strings.ReplaceAll(ve.Error(), "\n", "; "))
+		}
+		return err
+	}
+	return nil
 }

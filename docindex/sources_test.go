@@ -46,7 +46,7 @@ func (m *memConnector) Describe(context.Context) (connector.Description, error) 
 		caps = []connector.Capability{connector.CapACL}
 	}
 	return connector.Description{Type: m.typ, Version: "1.0.0", DisplayName: "memory", Capabilities: caps,
-		ConfigSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"},"token":{"type":"string","writeOnly":true}},"required":["url"]}`)}, nil
+		ConfigSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"},"token":{"type":"string","writeOnly":true},"depth":{"type":"integer","minimum":0}},"required":["url"]}`)}, nil
 }
 
 func (m *memConnector) Validate(_ context.Context, cfg json.RawMessage) error {
@@ -294,6 +294,8 @@ func TestSourceSecretsAreSealedAndMasked(t *testing.T) {
 		"docsuite schedule": {Name: "x", Type: "docsuite", Config: json.RawMessage(`{"url":"u"}`), SyncSchedule: ptr("daily")},
 		"bad schedule":      {Name: "x", Type: "git", Config: json.RawMessage(`{"url":"u"}`), SyncSchedule: ptr("monthly")},
 		"not installed":     {Name: "x", Type: "filecloud", Config: json.RawMessage(`{"url":"u"}`)},
+		"unloaded plugin":   {Name: "x", Type: "rss", Config: json.RawMessage(`{"url":"u"}`)},
+		"against schema":    {Name: "x", Type: "git", Config: json.RawMessage(`{"url":"u","depth":-1}`)},
 	} {
 		if _, err := e.svc.CreateSource(ctx, e.owner, in); !errors.Is(err, docindex.ErrInvalid) {
 			t.Errorf("%s: %v, want an invalid-request error", name, err)

@@ -26,6 +26,9 @@ type Kind string
 const (
 	KindEmbedder  Kind = "embedder"
 	KindConnector Kind = "connector"
+	// KindLLM is a language-model provider: chat completion with optional
+	// images and JSON-Schema structured output (package plugins/llm).
+	KindLLM Kind = "llm"
 )
 
 // Prefix is the start of the executable name of a plugin of kind k, for
@@ -35,7 +38,7 @@ func (k Kind) Prefix() string { return "docindex-" + string(k) + "-" }
 // ParseName splits an executable name such as "docindex-embedder-hash" into
 // its kind and name. ok is false for anything that is not a plugin name.
 func ParseName(file string) (kind Kind, name string, ok bool) {
-	for _, k := range []Kind{KindEmbedder, KindConnector} {
+	for _, k := range []Kind{KindEmbedder, KindConnector, KindLLM} {
 		if rest, found := strings.CutPrefix(file, k.Prefix()); found && validName(rest) {
 			return k, rest, true
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/docindex/docindex/plugins"
 	"github.com/docindex/docindex/plugins/connector"
 	"github.com/docindex/docindex/plugins/embedder"
+	"github.com/docindex/docindex/plugins/llm"
 )
 
 // ErrUnknownModel is wrapped by Embed's error for a model no provider
@@ -36,7 +37,7 @@ const (
 
 // PluginInfo describes one plugin: what `docindex plugins list` prints.
 type PluginInfo struct {
-	// Name is the provider name (embedders) or source type (connectors).
+	// Name is the provider name (embedders, LLMs) or source type (connectors).
 	Name string
 	Kind plugins.Kind
 	// Path is the executable; empty for an in-process registration.
@@ -45,15 +46,17 @@ type PluginInfo struct {
 	SDKVersion string
 	// Protocol is the negotiated protocol version (0 in process).
 	Protocol int
-	// Capabilities are a connector's capabilities or an embedder's model ids.
+	// Capabilities are a connector's capabilities, or an embedder's or LLM's model ids.
 	Capabilities []string
 	// Models are an embedder's models.
-	Models   []embedder.Model
-	Status   Status
-	PID      int
-	Restarts int
+	Models []embedder.Model
+	// LLMModels are a language-model provider's models.
+	LLMModels []llm.Model
+	Status    Status
+	PID       int
+	Restarts  int
 	// Error is the last problem: why the plugin does not start, or why it
-	// offers nothing (an embedder whose Models failed).
+	// offers nothing (an embedder or LLM whose Models failed).
 	Error string
 }
 
@@ -61,7 +64,7 @@ type PluginInfo struct {
 type Option func(*Host)
 
 // WithDir sets the plugin directory that Start searches for
-// docindex-embedder-* and docindex-connector-* executables. Without it,
+// docindex-embedder-*, docindex-connector-* and docindex-llm-* executables. Without it,
 // Start discovers nothing and only in-process registrations are served.
 func WithDir(dir string) Option { return func(h *Host) { h.dir = dir } }
 
@@ -89,7 +92,8 @@ func WithRestartDelay(first, longest time.Duration) Option {
 func WithModelRetry(d time.Duration) Option { return func(h *Host) { h.modelRetry = d } }
 
 // Host discovers, runs and supervises plugins. It is safe for concurrent
-// use. A Host is an embedder.Embedder over all its providers.
+// use. A Host is an embedder.Embedder over all its embedding providers;
+// LLM returns it as an llm.LLM over all its language-model providers.
 type Host struct {
 	dir        string
 	log        *slog.Logger
@@ -101,6 +105,7 @@ type Host struct {
 	mu         sync.Mutex
 	embedders  []*provider // in registration order: in process first, then discovered by name
 	connectors []*source
+	llms       []*chat // like embedders
 	procs      []*proc
 	started    bool
 	closed     bool
@@ -184,6 +189,14 @@ func (h *Host) Start(ctx context.Context) error {
 			p.sets = func() map[int]plugin.PluginSet { return connector.VersionedPlugins(nil) }
 			p.onStart = func(ctx context.Context, raw any) { s.started(ctx, raw.(connector.Connector)) }
 			h.connectors = append(h.connectors, s)
+		case plugins.KindLLM:
+			c := &chat{name: f.name, proc: p, retry: h.modelRetry}
+			p.sets = func() map[int]plugin.PluginSet { return llm.VersionedPlugins(nil) }
+			p.onStart = func(ctx context.Context, raw any) { c.started(ctx, raw.(llm.LLM)) }
+			h.llms = append(h.llms, c)
+		default:
+			log.Warn("plugin skipped: this host does not know its kind", "path", f.path)
+			continue
 		}
 		h.procs = append(h.procs, p)
 		ready := make(chan struct{})
@@ -202,8 +215,11 @@ func (h *Host) Start(ctx context.Context) error {
 }
 
 func (h *Host) hasLocal(kind plugins.Kind, name string) bool {
-	if kind == plugins.KindEmbedder {
+	switch kind {
+	case plugins.KindEmbedder:
 		return slices.ContainsFunc(h.embedders, func(p *provider) bool { return p.name == name })
+	case plugins.KindLLM:
+		return slices.ContainsFunc(h.llms, func(c *chat) bool { return c.name == name })
 	}
 	return slices.ContainsFunc(h.connectors, func(s *source) bool { return s.typ == name })
 }
@@ -295,12 +311,13 @@ func (h *Host) Close() error {
 	return nil
 }
 
-// Plugins describes every plugin, in process and discovered, embedders
-// first, each kind sorted by name.
+// Plugins describes every plugin, in process and discovered: embedders
+// first, then connectors, then language models, each kind sorted by name.
 func (h *Host) Plugins() []PluginInfo {
 	h.mu.Lock()
 	embs := slices.Clone(h.embedders)
 	srcs := slices.Clone(h.connectors)
+	llms := slices.Clone(h.llms)
 	h.mu.Unlock()
 	var out []PluginInfo
 	for _, p := range embs {
@@ -309,9 +326,13 @@ func (h *Host) Plugins() []PluginInfo {
 	for _, s := range srcs {
 		out = append(out, s.pluginInfo())
 	}
+	for _, c := range llms {
+		out = append(out, c.pluginInfo())
+	}
+	rank := map[plugins.Kind]int{plugins.KindEmbedder: 0, plugins.KindConnector: 1, plugins.KindLLM: 2}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Kind != out[j].Kind {
-			return out[i].Kind == plugins.KindEmbedder
+			return rank[out[i].Kind] < rank[out[j].Kind]
 		}
 		return out[i].Name < out[j].Name
 	})

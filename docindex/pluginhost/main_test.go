@@ -22,6 +22,7 @@ var testPlugins = []string{
 	"github.com/docindex/docindex/cmd/docindex-embedder-hash",
 	"github.com/docindex/docindex/cmd/docindex-embedder-glove",
 	"github.com/docindex/docindex/cmd/docindex-embedder-openai",
+	"github.com/docindex/docindex/cmd/docindex-llm-openai",
 	"./testdata/docindex-connector-fixture",
 }
 

@@ -7,7 +7,7 @@ import (
 
 // Image is a picture sent to a vision-capable model.
 type Image struct {
-	ContentType string // image/png, image/jpeg, ...
+	ContentType string // image/png, image/jpeg, ...; empty: sniffed from Data
 	Data        []byte
 }
 
@@ -32,8 +32,13 @@ type Request struct {
 
 // Response is a completion.
 type Response struct {
-	Content      string
+	// Content is the answer: text, or a JSON document when the request had a Schema.
+	Content string
+	// FinishReason says why the model stopped: "stop" (a complete answer), "length" (MaxTokens
+	// or the context window was reached: Content is cut off, and under a Schema is usually not
+	// valid JSON), "content_filter", or a provider's own reason.
 	FinishReason string // "stop", "length", ...
+	// Token usage as the provider reports it; 0 when it does not.
 	InputTokens  int
 	OutputTokens int
 }
@@ -47,7 +52,17 @@ type Model struct {
 }
 
 // LLM is a chat-completion provider: the third plugin kind, docindex-llm-<provider>.
+//
+// Implementations must be safe for concurrent use. Errors wrap the SDK's sentinels so that
+// they keep their meaning across the process boundary: ErrUnknownModel for a model the
+// provider does not offer, plugins.ErrInvalidArgument for a request that cannot succeed as it
+// is (no messages, images for a model without vision, a refusal), plugins.ErrRateLimited,
+// plugins.ErrUnauthenticated and plugins.ErrNotReady (missing configuration) as their names say.
 type LLM interface {
+	// Models lists the models offered. An error that wraps plugins.ErrNotReady says the
+	// provider lacks something (an API key, a model list) and how to provide it.
 	Models(ctx context.Context) ([]Model, error)
+	// Complete asks req.Model for one completion of req.Messages. With a Schema the answer's
+	// Content satisfies it (unless FinishReason is "length").
 	Complete(ctx context.Context, req Request) (*Response, error)
 }

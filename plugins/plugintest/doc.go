@@ -1,13 +1,13 @@
 // Package plugintest lets a plugin author test a plugin without a docindex
 // server and without building a binary.
 //
-// StartEmbedder and StartConnector serve an implementation inside the test
+// StartEmbedder, StartConnector and StartLLM serve an implementation inside the test
 // process over real gRPC (go-plugin's test mode, the same server options as
 // a plugin binary: message limits, panic recovery) and return the host-side
 // client, so that a test exercises exactly what the server will see, errors
 // and streaming included.
 //
-// RunEmbedderSuite and RunConnectorSuite are the conformance suites that
+// RunEmbedderSuite, RunConnectorSuite and RunLLMSuite are the conformance suites that
 // every first-party plugin passes; a third-party author runs them on theirs:
 //
 //	func TestConformance(t *testing.T) {

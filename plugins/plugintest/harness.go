@@ -13,6 +13,7 @@ import (
 	"github.com/docindex/docindex/plugins/connector"
 	"github.com/docindex/docindex/plugins/embedder"
 	"github.com/docindex/docindex/plugins/internal/wire"
+	"github.com/docindex/docindex/plugins/llm"
 )
 
 // StartEmbedder serves impl over gRPC inside the test process and returns the
@@ -37,6 +38,18 @@ func StartConnector(t testing.TB, impl connector.Connector) connector.Connector 
 		t.Fatalf("plugintest: dispensed %T, not a connector.Connector", raw)
 	}
 	return c
+}
+
+// StartLLM serves impl over gRPC inside the test process and returns the client a host would
+// use. The server stops when the test ends.
+func StartLLM(t testing.TB, impl llm.LLM) llm.LLM {
+	t.Helper()
+	raw := start(t, plugins.KindLLM, llm.VersionedPlugins(impl))
+	l, ok := raw.(llm.LLM)
+	if !ok {
+		t.Fatalf("plugintest: dispensed %T, not an llm.LLM", raw)
+	}
+	return l
 }
 
 func start(t testing.TB, kind plugins.Kind, sets map[int]plugin.PluginSet) any {

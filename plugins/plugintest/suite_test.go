@@ -15,6 +15,7 @@ import (
 	"github.com/docindex/docindex/plugins/connector"
 	"github.com/docindex/docindex/plugins/embedder"
 	"github.com/docindex/docindex/plugins/embedders/hash"
+	"github.com/docindex/docindex/plugins/llm"
 	"github.com/docindex/docindex/plugins/plugintest"
 )
 
@@ -62,10 +63,27 @@ func TestConnectorSuiteCatchesBugs(t *testing.T) {
 	}
 }
 
+func TestLLMSuiteCatchesBugs(t *testing.T) {
+	out := runBroken(t, "llm")
+	for _, want := range []string{
+		"the answer does not satisfy the requested schema",
+		"want an error wrapping llm.ErrUnknownModel",
+		"images must not be dropped silently",
+		`want "length"`,
+		"no messages: got <nil>",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the suite's report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestBrokenHelper(t *testing.T) {
 	switch os.Getenv(brokenEnv) {
 	case "embedder":
 		plugintest.RunEmbedderSuite(t, plugintest.StartEmbedder(t, brokenEmbedder{}))
+	case "llm":
+		plugintest.RunLLMSuite(t, plugintest.StartLLM(t, brokenLLM{}))
 	case "connector":
 		plugintest.RunConnectorSuite(t, plugintest.StartConnector(t, brokenConnector{}), plugintest.WithConfig(json.RawMessage(`{}`)))
 	}
@@ -124,4 +142,16 @@ func (brokenConnector) Fetch(_ context.Context, req connector.FetchRequest) (*co
 		return nil, errors.New("whatever")
 	}
 	return &connector.Content{Size: 2, Body: io.NopCloser(bytes.NewReader([]byte("hi")))}, nil
+}
+
+// brokenLLM answers every request with the same prose: it ignores schemas, token limits and
+// images, and knows no unknown models nor malformed requests.
+type brokenLLM struct{}
+
+func (brokenLLM) Models(context.Context) ([]llm.Model, error) {
+	return []llm.Model{{ID: "chatty"}}, nil
+}
+
+func (brokenLLM) Complete(context.Context, llm.Request) (*llm.Response, error) {
+	return &llm.Response{Content: "Sure! Here is a long and friendly answer, whatever you asked for.", FinishReason: "stop"}, nil
 }
