@@ -15,6 +15,7 @@ import (
 	"github.com/docindex/docindex/docindex"
 	"github.com/docindex/docindex/docindex/auth"
 	"github.com/docindex/docindex/docindex/blob"
+	"github.com/docindex/docindex/docindex/images"
 	"github.com/docindex/docindex/docindex/pluginhost"
 	"github.com/docindex/docindex/plugins"
 	"github.com/docindex/docindex/plugins/embedders/hash"
@@ -22,21 +23,22 @@ import (
 
 // config is read from the environment; flags of the same meaning override it.
 type config struct {
-	DatabaseURL    string        `env:"DOCINDEX_DATABASE_URL"`
-	Addr           string        `env:"DOCINDEX_ADDR" envDefault:"127.0.0.1:8080"`
-	DataDir        string        `env:"DOCINDEX_DATA_DIR" envDefault:".data"`
-	PluginDir      string        `env:"DOCINDEX_PLUGIN_DIR" envDefault:"bin/plugins"`
-	JWTSecret      string        `env:"DOCINDEX_JWT_SECRET"`
-	OIDCIssuer     string        `env:"DOCINDEX_OIDC_ISSUER"`
-	OIDCAudience   string        `env:"DOCINDEX_OIDC_AUDIENCE"`
-	EmbeddingModel string        `env:"DOCINDEX_EMBEDDING_MODEL"`
-	BlobURL        string        `env:"DOCINDEX_BLOB_URL"`
-	MaxUploadBytes int64         `env:"DOCINDEX_MAX_UPLOAD_BYTES" envDefault:"104857600"`
-	Workers        int           `env:"DOCINDEX_WORKERS" envDefault:"2"`
-	SecretKey      string        `env:"DOCINDEX_SECRET_KEY"`
-	SchedulerEvery time.Duration `env:"DOCINDEX_SCHEDULER_INTERVAL" envDefault:"30s"`
-	LogLevel       string        `env:"DOCINDEX_LOG_LEVEL" envDefault:"info"`
-	LogFormat      string        `env:"DOCINDEX_LOG_FORMAT" envDefault:"json"`
+	DatabaseURL     string        `env:"DOCINDEX_DATABASE_URL"`
+	Addr            string        `env:"DOCINDEX_ADDR" envDefault:"127.0.0.1:8080"`
+	DataDir         string        `env:"DOCINDEX_DATA_DIR" envDefault:".data"`
+	PluginDir       string        `env:"DOCINDEX_PLUGIN_DIR" envDefault:"bin/plugins"`
+	JWTSecret       string        `env:"DOCINDEX_JWT_SECRET"`
+	OIDCIssuer      string        `env:"DOCINDEX_OIDC_ISSUER"`
+	OIDCAudience    string        `env:"DOCINDEX_OIDC_AUDIENCE"`
+	EmbeddingModel  string        `env:"DOCINDEX_EMBEDDING_MODEL"`
+	BlobURL         string        `env:"DOCINDEX_BLOB_URL"`
+	MaxUploadBytes  int64         `env:"DOCINDEX_MAX_UPLOAD_BYTES" envDefault:"104857600"`
+	Workers         int           `env:"DOCINDEX_WORKERS" envDefault:"2"`
+	SecretKey       string        `env:"DOCINDEX_SECRET_KEY"`
+	ExtractionModel string        `env:"DOCINDEX_EXTRACTION_MODEL"`
+	SchedulerEvery  time.Duration `env:"DOCINDEX_SCHEDULER_INTERVAL" envDefault:"30s"`
+	LogLevel        string        `env:"DOCINDEX_LOG_LEVEL" envDefault:"info"`
+	LogFormat       string        `env:"DOCINDEX_LOG_FORMAT" envDefault:"json"`
 }
 
 func loadConfig() (*config, error) {
@@ -122,10 +124,20 @@ func (c *config) service(ctx context.Context, log *slog.Logger) (*docindex.Servi
 		return fail(err)
 	}
 	closers = append(closers, func() { blobs.Close() })
-	svc, err := docindex.New(db, docindex.WithLogger(log), docindex.WithVerifier(verifier),
+	opts := []docindex.Option{docindex.WithEmbedBatching()}
+	// Language-model plugins, when any offers a model, fill extraction tables; a vision model
+	// describes images (otherwise OCR with tesseract does, when installed).
+	if models, err := host.LLMModels(ctx); err == nil && len(models) > 0 {
+		opts = append(opts, docindex.WithLLM(host.LLM()), docindex.WithExtractionModel(c.ExtractionModel))
+		if vm, err := images.VisionModel(ctx, host.LLM()); err == nil {
+			opts = append(opts, docindex.WithImageDescriber(images.NewVision(host.LLM(), vm)))
+		}
+	}
+	opts = append(opts, docindex.WithLogger(log), docindex.WithVerifier(verifier),
 		docindex.WithEmbedders(host), docindex.WithDefaultEmbeddingModel(c.EmbeddingModel, "glove-100d", "hash-256"),
 		docindex.WithBlobStore(blobs), docindex.WithMaxUploadBytes(c.MaxUploadBytes),
 		docindex.WithConnectors(connectors{host}), docindex.WithSecretKey(c.SecretKey))
+	svc, err := docindex.New(db, opts...)
 	if err != nil {
 		return fail(err)
 	}
