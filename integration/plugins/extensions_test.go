@@ -184,4 +184,3 @@ func TestGloveSearchFindsParaphrase(t *testing.T) {
 		t.Fatalf("ranking: %s (%.3f) before %s (%.3f)", res[0].FileName, res[0].Score, res[1].FileName, res[1].Score)
 	}
 }
-
