@@ -117,4 +117,19 @@ func TestTwoServersSyncAScheduledSourceOnce(t *testing.T) {
 	if lines != 1 || len(hist.Syncs) != 1 || hist.Syncs[0].Trigger != "schedule" || hist.Syncs[0].Status != "completed" {
 		t.Fatalf("%d connector syncs, history %+v\nserver a:\n%s\nserver b:\n%s", lines, hist.Syncs, a.logs.String(), b.logs.String())
 	}
+
+	// The CLI starts a sync now and waits for it and its jobs, printing the counts.
+	cli := exec.Command(bin, "sources", "sync", src.ID, "--wait")
+	cli.Env = append(os.Environ(), "DOCINDEX_URL="+a.base, "DOCINDEX_API_KEY="+key)
+	out, err = cli.CombinedOutput()
+	if err != nil {
+		t.Fatalf("sources sync --wait: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "completed: seen 1, created 0, updated 0, deleted 0, skipped 1, failed 0") {
+		t.Fatalf("sources sync --wait printed:\n%s", out)
+	}
+	a.call("GET", "/api/sources/"+src.ID+"/syncs", nil, &hist)
+	if len(hist.Syncs) != 2 || hist.Syncs[0].Trigger != "manual" {
+		t.Fatalf("history after the CLI sync: %+v", hist.Syncs)
+	}
 }
