@@ -19,7 +19,7 @@ build:
 # First-party plugins as separate executables, discovered by the server in DOCINDEX_PLUGIN_DIR.
 plugins:
 	@mkdir -p $(PLUGIN_DIR)
-	@for d in cmd/docindex-embedder-* cmd/docindex-connector-*; do \
+	@for d in cmd/docindex-embedder-* cmd/docindex-connector-* cmd/docindex-llm-*; do \
 		[ -d "$$d" ] || continue; \
 		$(GO) build -o $(PLUGIN_DIR)/$$(basename $$d) ./$$d || exit 1; \
 	done
