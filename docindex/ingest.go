@@ -67,16 +67,57 @@ func (s *Service) Ingest(ctx context.Context, p *access.Principal, collectionNam
 		return nil, err
 	}
 	res := &IngestResult{Errors: []dataset.RowError{}}
-	var rows [][]any
-	err = dataset.DecodeRows(body, func(i int, obj map[string]json.RawMessage) {
-		row, err := t.RowObject(obj)
-		if err != nil {
-			res.Rejected++
-			res.Errors = append(res.Errors, dataset.RowError{Index: i, Error: err.Error()})
-			return
+	// The body is decoded in one goroutine while the rows stream into COPY in another, so
+	// PostgreSQL loads while Go still parses. A malformed body aborts the COPY: nothing changes.
+	copyCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Three stages run at once: parsing the JSON, validating and coercing rows, and PostgreSQL
+	// loading them; the first two use Go's cores while the third uses the database's.
+	type parsed struct {
+		i   int
+		obj map[string]json.RawMessage
+	}
+	objs := make(chan parsed, 256)
+	rows := make(chan []any, 256)
+	var decodeErr error
+	go func() {
+		defer close(objs)
+		decodeErr = dataset.DecodeRows(body, func(i int, obj map[string]json.RawMessage) {
+			select {
+			case objs <- parsed{i, obj}:
+			case <-copyCtx.Done():
+			}
+		})
+	}()
+	go func() {
+		defer close(rows)
+		for o := range objs {
+			row, err := t.RowObject(o.obj)
+			if err != nil {
+				res.Rejected++
+				res.Errors = append(res.Errors, dataset.RowError{Index: o.i, Error: err.Error()})
+				continue
+			}
+			res.Inserted++
+			select {
+			case rows <- row:
+			case <-copyCtx.Done():
+			}
 		}
-		rows = append(rows, row)
+	}()
+	_, err = dataset.IngestStream(copyCtx, s.db, c.ID, tableName, t, func() ([]any, error) {
+		row, ok := <-rows
+		if !ok {
+			return nil, decodeErr // nil: the body ended well (rows closes after objs, after decodeErr is set)
+		}
+		return row, nil
 	})
+	cancel()
+	for range rows { // let the decoder finish before its results are read
+	}
+	if decodeErr != nil {
+		err = decodeErr
+	}
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
@@ -88,10 +129,7 @@ func (s *Service) Ingest(ctx context.Context, p *access.Principal, collectionNam
 	case err != nil:
 		return nil, err
 	}
-	if _, err := dataset.Ingest(ctx, s.db, c.ID, tableName, t, rows); err != nil {
-		return nil, err
-	}
-	res.Inserted = len(rows)
+
 	if _, err := s.db.NewUpdate().Model((*store.Collection)(nil)).Set("last_ingested_at = now()").
 		Where("id = ?", c.ID).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("record ingest: %w", err)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -22,10 +21,6 @@ var timeLayouts = []string{
 	"2006-01-02 15:04",
 	"2006-01-02",
 }
-
-// decimalRe is a plain decimal number as JSON and PostgreSQL's numeric both read it (no hex, no
-// Inf or NaN, no digit separators).
-var decimalRe = regexp.MustCompile(`^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$`)
 
 // Coerce turns one JSON value into the Go value of a column type, or says why it cannot. A JSON
 // null gives nil (the caller checks nullability). Strings are coerced where the reading is
@@ -65,7 +60,7 @@ func Coerce(typ string, raw json.RawMessage) (any, error) {
 		if n, err := strconv.ParseInt(lit, 10, 64); err == nil {
 			return n, nil
 		}
-		if !decimalRe.MatchString(lit) {
+		if !isDecimal(lit) {
 			return nil, fmt.Errorf("expected integer, got %s", quote(raw))
 		}
 		// 42.0 and 4.2e1 are integers too; 42.5 is not.
@@ -88,7 +83,7 @@ func Coerce(typ string, raw json.RawMessage) (any, error) {
 		} else if raw[0] == 't' || raw[0] == 'f' || raw[0] == '{' || raw[0] == '[' {
 			return nil, fmt.Errorf("expected numeric, got %s", kind(raw))
 		}
-		if !decimalRe.MatchString(lit) {
+		if !isDecimal(lit) {
 			return nil, fmt.Errorf("expected numeric, got %s", quote(raw))
 		}
 		// Kept as its decimal text so PostgreSQL's numeric keeps every digit.

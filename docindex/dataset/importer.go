@@ -599,7 +599,7 @@ func textCaps(s string) caps {
 	if s == "" {
 		return 0
 	}
-	if c := s[0]; (c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.') && !leadingZero.MatchString(s) && decimalRe.MatchString(s) {
+	if c := s[0]; (c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.') && !leadingZero.MatchString(s) && isDecimal(s) {
 		k |= capNum
 		if _, err := strconv.ParseInt(s, 10, 64); err == nil {
 			k |= capInt

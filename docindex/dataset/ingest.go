@@ -73,12 +73,14 @@ func DecodeRows(r io.Reader, fn func(i int, obj map[string]json.RawMessage)) err
 			if i >= MaxRows {
 				return ErrTooManyRows
 			}
-			var obj map[string]json.RawMessage
-			if err := dec.Decode(&obj); err != nil {
-				var ute *json.UnmarshalTypeError
-				if !errors.As(err, &ute) {
-					return malformed("row %d: %v", i, err)
-				}
+			// The decoder checks the JSON and hands over the row's bytes; splitObject then parses
+			// the object without reflection.
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return malformed("row %d: %v", i, err)
+			}
+			obj, err := splitObject(raw)
+			if err != nil {
 				obj = nil // not an object: the row is rejected, the stream goes on
 			}
 			fn(i, obj)
@@ -100,14 +102,26 @@ func DecodeRows(r io.Reader, fn func(i int, obj map[string]json.RawMessage)) err
 	return nil
 }
 
-// Ingest writes rows (each from Table.Row) into a live table: COPY into a temporary staging table,
-// then one statement that upserts on the primary column. Of several rows with one key in a
-// request the last wins. It returns the number of rows written.
+// Ingest writes rows (each from Table.Row) into a live table: see IngestStream.
 func Ingest(ctx context.Context, db *bun.DB, collectionID uuid.UUID, table string, t Table, rows [][]any) (int, error) {
 	if len(rows) == 0 {
 		return 0, nil
 	}
-	rows = lastPerKey(t, rows)
+	i := 0
+	return IngestStream(ctx, db, collectionID, table, t, func() ([]any, error) {
+		if i >= len(rows) {
+			return nil, nil
+		}
+		i++
+		return rows[i-1], nil
+	})
+}
+
+// IngestStream writes the rows next yields (nil at the end; an error aborts and changes nothing)
+// into a live table: COPY into a temporary staging table while the rows are still being decoded,
+// then one statement that upserts on the primary column. Of several rows with one key the last
+// wins. It returns the number of rows written.
+func IngestStream(ctx context.Context, db *bun.DB, collectionID uuid.UUID, table string, t Table, next func() ([]any, error)) (int, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("ingest: %w", err)
@@ -128,44 +142,72 @@ func Ingest(ctx context.Context, db *bun.DB, collectionID uuid.UUID, table strin
 		target := pgx.Identifier{Schema(collectionID), table}.Sanitize()
 		cols := make([]string, len(t.Columns))
 		colIdents := make([]string, len(t.Columns))
-		for i, c := range t.Columns {
-			cols[i] = c.Name
-			colIdents[i] = pgx.Identifier{c.Name}.Sanitize()
-		}
 		// The staging table has the target's column types but none of its constraints: rows are
 		// validated already, and the merge applies the constraints once. Numeric columns stage as
 		// text (validated decimal literals), cast once in the merge: cheaper than encoding each
 		// value into PostgreSQL's binary numeric in Go.
 		stageCols := make([]string, len(t.Columns))
 		selectCols := make([]string, len(t.Columns))
+		pkIdx := -1
 		for i, c := range t.Columns {
+			cols[i] = c.Name
+			colIdents[i] = pgx.Identifier{c.Name}.Sanitize()
 			stageCols[i], selectCols[i] = colIdents[i], colIdents[i]
 			if c.Type == "numeric" {
 				stageCols[i] = colIdents[i] + "::text AS " + colIdents[i]
 				selectCols[i] = colIdents[i] + "::numeric"
 			}
+			if c.Primary {
+				pkIdx = i
+			}
 		}
 		if _, err := tx.Exec(ctx, "CREATE TEMP TABLE docindex_stage ON COMMIT DROP AS SELECT "+
-			strings.Join(stageCols, ", ")+" FROM "+target+" WITH NO DATA"); err != nil {
+			strings.Join(stageCols, ", ")+", 0::integer AS _ord FROM "+target+" WITH NO DATA"); err != nil {
 			return fmt.Errorf("staging table: %w", err)
 		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"docindex_stage"}, cols, pgx.CopyFromRows(rows)); err != nil {
+		// Duplicate keys are noticed while copying; only then does the merge need to sort.
+		numericKey := pkIdx >= 0 && t.Columns[pkIdx].Type == "numeric"
+		seen := map[any]struct{}{}
+		dup := false
+		ord := int32(0)
+		src := pgx.CopyFromFunc(func() ([]any, error) {
+			row, err := next()
+			if err != nil || row == nil {
+				return nil, err
+			}
+			if pkIdx >= 0 && !dup {
+				k := keyOf(row[pkIdx], numericKey)
+				if _, ok := seen[k]; ok {
+					dup = true
+				}
+				seen[k] = struct{}{}
+			}
+			ord++
+			return append(row[:len(t.Columns)], ord), nil // RowObject leaves room for it
+		})
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"docindex_stage"}, append(cols, "_ord"), src); err != nil {
 			return fmt.Errorf("copy rows: %w", err)
 		}
 		list := strings.Join(colIdents, ", ")
 		sel := strings.Join(selectCols, ", ")
 		var merge string
-		if pk, ok := t.Primary(); ok {
-			pkIdent := pgx.Identifier{pk.Name}.Sanitize()
+		switch {
+		case pkIdx >= 0:
+			pkIdent := colIdents[pkIdx]
 			sets := make([]string, 0, len(colIdents)+1)
 			for _, c := range colIdents {
 				sets = append(sets, c+" = EXCLUDED."+c)
 			}
 			sets = append(sets, "_ingested_at = now()")
-			merge = "INSERT INTO " + target + " (" + list + ") SELECT " + sel +
-				" FROM docindex_stage ON CONFLICT (" + pkIdent + ") DO UPDATE SET " + strings.Join(sets, ", ")
-		} else {
-			merge = "INSERT INTO " + target + " (" + list + ") SELECT " + sel + " FROM docindex_stage"
+			from := " FROM docindex_stage"
+			if dup {
+				from = " FROM (SELECT DISTINCT ON (" + selectCols[pkIdx] + ") * FROM docindex_stage ORDER BY " +
+					selectCols[pkIdx] + ", _ord DESC) AS last"
+			}
+			merge = "INSERT INTO " + target + " (" + list + ") SELECT " + sel + from +
+				" ON CONFLICT (" + pkIdent + ") DO UPDATE SET " + strings.Join(sets, ", ")
+		default:
+			merge = "INSERT INTO " + target + " (" + list + ") SELECT " + sel + " FROM docindex_stage ORDER BY _ord"
 		}
 		tag, err := tx.Exec(ctx, merge)
 		if err != nil {
@@ -178,37 +220,6 @@ func Ingest(ctx context.Context, db *bun.DB, collectionID uuid.UUID, table strin
 		return 0, fmt.Errorf("ingest into %s: %w", table, err)
 	}
 	return written, nil
-}
-
-// lastPerKey keeps, of rows sharing a primary key, the last one, in request order: ON CONFLICT
-// cannot touch one row twice in a statement, and deduplicating here is cheaper than sorting in
-// the database.
-func lastPerKey(t Table, rows [][]any) [][]any {
-	pk, ok := t.Primary()
-	if !ok {
-		return rows
-	}
-	idx := 0
-	for i, c := range t.Columns {
-		if c.Name == pk.Name {
-			idx = i
-		}
-	}
-	numeric := pk.Type == "numeric"
-	last := make(map[any]int, len(rows))
-	for i, r := range rows {
-		last[keyOf(r[idx], numeric)] = i
-	}
-	if len(last) == len(rows) {
-		return rows
-	}
-	out := make([][]any, 0, len(last))
-	for i, r := range rows {
-		if last[keyOf(r[idx], numeric)] == i {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // keyOf makes a coerced value usable as a map key that compares like the database does:
