@@ -345,3 +345,43 @@ func TestSearchHonoursAccessLists(t *testing.T) {
 	}
 	_ = queue.StatusQueued
 }
+
+// A sync whose process died (its run still says running, but its heartbeat stopped) no longer
+// blocks its source: the next start reaps it as failed and runs.
+func TestDeadSyncFreesItsSource(t *testing.T) {
+	ctx := context.Background()
+	e := newSyncEnv(t)
+	e.conn.docs = map[string]memDoc{"a": {text: "Ospreys fish in lakes."}}
+	cid := e.coll.ID.String()
+	src, err := e.svc.CreateSource(ctx, e.owner, docindex.SourceInput{Name: "mem", Type: "git",
+		Config: json.RawMessage(`{"url": "mem://repo"}`), CollectionID: &cid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A run of a crashed process: running, heartbeat two minutes old.
+	if _, err := e.svc.DB().ExecContext(ctx, `INSERT INTO docindex.sync_runs (source_id, trigger, holder, heartbeat_at)
+		VALUES (?, 'manual', 'crashed-host', now() - interval '2 minutes')`, src.ID); err != nil {
+		t.Fatal(err)
+	}
+	// A live run (fresh heartbeat) does block a second one.
+	if _, err := e.svc.DB().ExecContext(ctx, `UPDATE docindex.sync_runs SET heartbeat_at = now() WHERE holder = 'crashed-host'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.StartSync(ctx, e.owner, src.ID); !errors.Is(err, docindex.ErrConflict) {
+		t.Fatalf("second sync beside a live one: %v, want a conflict", err)
+	}
+	if _, err := e.svc.DB().ExecContext(ctx, `UPDATE docindex.sync_runs SET heartbeat_at = now() - interval '2 minutes' WHERE holder = 'crashed-host'`); err != nil {
+		t.Fatal(err)
+	}
+	r := e.syncNow(t, src.ID)
+	if r.Created != 1 {
+		t.Fatalf("sync after the dead one: %+v", r)
+	}
+	var status, msg string
+	if err := e.svc.DB().QueryRowContext(ctx, "SELECT status, error FROM docindex.sync_runs WHERE holder = 'crashed-host'").Scan(&status, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if status != "failed" || !strings.Contains(msg, "died") {
+		t.Fatalf("dead run: %s %q", status, msg)
+	}
+}
