@@ -153,7 +153,7 @@ func TestWalkthrough(t *testing.T) {
 	}
 	for name, id := range files {
 		var d struct {
-			File struct{ Status string } `json:"file"`
+			File struct{ Status string }   `json:"file"`
 			Jobs []struct{ Status string } `json:"jobs"`
 		}
 		c.do("GET", "/files/"+id, nil, "", &d)
