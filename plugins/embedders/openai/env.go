@@ -82,7 +82,7 @@ func optionsFromEnv(prefix string, getenv func(string) string) ([]Option, error)
 		"MAX_BATCH":         WithMaxBatch,
 		"MAX_REQUEST_BYTES": WithMaxRequestBytes,
 		"MAX_RETRIES": func(n int) Option {
-			return func(p *Provider) { p.retries = n }
+			return func(p *Provider) { p.backoff.Retries = n }
 		},
 	}
 	for _, name := range []string{"MAX_BATCH", "MAX_REQUEST_BYTES", "MAX_RETRIES"} {

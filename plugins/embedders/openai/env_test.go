@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docindex/docindex/plugins"
+	"github.com/docindex/docindex/plugins/internal/retry"
 )
 
 func fromMap(prefix string, env map[string]string) (*Provider, error) {
@@ -52,7 +53,7 @@ func TestFromEnvOtherServer(t *testing.T) {
 	}
 	want := Model{ID: "nomic-embed-text", Name: "nomic-embed-text:latest", Dimensions: 768, MaxInputTokens: 2048}
 	if p.apiKey != "" || p.baseURL != "http://127.0.0.1:11434/v1" || len(p.models) != 1 || p.models[0] != want ||
-		p.maxBatch != 16 || p.maxBytes != 500000 || p.timeout != 2*time.Minute || p.retries != 0 {
+		p.maxBatch != 16 || p.maxBytes != 500000 || p.timeout != 2*time.Minute || p.backoff.Retries != 0 {
 		t.Errorf("provider = %+v", p)
 	}
 	p, err = fromMap("P_", map[string]string{"P_BASE_URL": "http://h/v1", "P_MODELS": "a, b:latest ,"})
@@ -89,7 +90,7 @@ func TestParseRetryAfter(t *testing.T) {
 		"Sun, 22 Nov 2026 09:00:00 GMT": 0,
 		"soon":                          0,
 	} {
-		if got := parseRetryAfter(in, now); got != want {
+		if got := retry.ParseAfter(in, now); got != want {
 			t.Errorf("parseRetryAfter(%q) = %v, want %v", in, got, want)
 		}
 	}

@@ -7,15 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/docindex/docindex/plugins"
+	"github.com/docindex/docindex/plugins/internal/retry"
 	"github.com/docindex/docindex/plugins/embedder"
 )
 
@@ -80,7 +79,7 @@ func WithMaxRequestBytes(n int) Option { return func(p *Provider) { p.maxBytes =
 // the first and the longest wait between attempts (default 500ms and 30s).
 // A Retry-After from the server replaces the computed wait.
 func WithRetries(n int, first, longest time.Duration) Option {
-	return func(p *Provider) { p.retries, p.backoff = n, [2]time.Duration{first, longest} }
+	return func(p *Provider) { p.backoff = retry.Backoff{Retries: n, First: first, Longest: longest} }
 }
 
 // WithTimeout bounds each HTTP request (default 60s).
@@ -105,8 +104,7 @@ type Provider struct {
 	models    []Model
 	maxBatch  int
 	maxBytes  int
-	retries   int
-	backoff   [2]time.Duration
+	backoff   retry.Backoff
 	timeout   time.Duration
 	headers   [][2]string
 	client    *http.Client
@@ -124,8 +122,7 @@ func New(opts ...Option) *Provider {
 	p := &Provider{
 		baseURL:   DefaultBaseURL,
 		maxBytes:  1 << 20,
-		retries:   5,
-		backoff:   [2]time.Duration{500 * time.Millisecond, 30 * time.Second},
+		backoff:   retry.Backoff{Retries: 5, First: 500 * time.Millisecond, Longest: 30 * time.Second},
 		timeout:   60 * time.Second,
 		client:    &http.Client{},
 		probed:    map[string]int{},
@@ -321,42 +318,9 @@ func (p *Provider) request(ctx context.Context, m Model, texts []string, dims in
 	if err != nil {
 		return nil, err
 	}
-	for attempt := 0; ; attempt++ {
-		vecs, retryAfter, err := p.once(ctx, endpoint, m, payload, len(texts), dims)
-		if err == nil {
-			return vecs, nil
-		}
-		if retryAfter < 0 || attempt >= p.retries || ctx.Err() != nil {
-			if attempt > 0 && retryAfter >= 0 {
-				err = fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
-			}
-			return nil, err
-		}
-		wait := p.delay(attempt, retryAfter)
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			return nil, fmt.Errorf("%w (the next attempt, in %v, would come after the deadline)", err, wait.Round(time.Millisecond))
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("%w (while waiting to retry: %w)", err, ctx.Err())
-		}
-	}
-}
-
-// delay is the wait before retry number attempt+1: the server's Retry-After
-// if it gave one, else exponential backoff with jitter.
-func (p *Provider) delay(attempt int, retryAfter time.Duration) time.Duration {
-	if retryAfter > 0 {
-		return min(retryAfter, 2*time.Minute)
-	}
-	d := p.backoff[0] << min(attempt, 20)
-	d = min(d, p.backoff[1])
-	// Full jitter over the upper half keeps many workers from retrying in
-	// lockstep.
-	return d/2 + rand.N(d/2+1)
+	return retry.Do(ctx, p.backoff, func() ([][]float32, time.Duration, error) {
+		return p.once(ctx, endpoint, m, payload, len(texts), dims)
+	})
 }
 
 func (p *Provider) endpoint() (string, error) {
@@ -429,36 +393,10 @@ func (p *Provider) once(ctx context.Context, endpoint string, m Model, payload [
 // retryAfterOf reads when a 429 or 5xx may be retried; -1 for answers that
 // will not change on retry.
 func retryAfterOf(resp *http.Response) time.Duration {
-	switch resp.StatusCode {
-	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
-		http.StatusServiceUnavailable, http.StatusGatewayTimeout, http.StatusRequestTimeout, 529:
-	default:
+	if !retry.Retryable(resp.StatusCode) {
 		return -1
 	}
-	// Azure and OpenAI send milliseconds too; they are more precise.
-	if ms, err := strconv.ParseFloat(resp.Header.Get("Retry-After-Ms"), 64); err == nil && ms > 0 {
-		return time.Duration(ms * float64(time.Millisecond))
-	}
-	return parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-}
-
-// parseRetryAfter reads an HTTP Retry-After value: delay-seconds or an
-// HTTP-date. 0 when absent or unreadable.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
+	return retry.After(resp.Header, time.Now())
 }
 
 func (p *Provider) statusError(endpoint string, m Model, resp *http.Response, raw []byte) error {

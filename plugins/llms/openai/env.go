@@ -131,7 +131,7 @@ func optionsFromEnv(prefix string, getenv func(string) string) ([]Option, error)
 		if err != nil || n < 0 {
 			bad("MAX_RETRIES", fmt.Errorf("%q is not a whole number >= 0", v))
 		} else {
-			opts = append(opts, func(p *Provider) { p.retries = n })
+			opts = append(opts, func(p *Provider) { p.backoff.Retries = n })
 		}
 	}
 	if v := get("TIMEOUT"); v != "" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/docindex/docindex/plugins"
+	"github.com/docindex/docindex/plugins/internal/retry"
 )
 
 func fromMap(prefix string, env map[string]string) (*Provider, error) {
@@ -35,7 +36,7 @@ func TestFromEnvOpenAIDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.apiKey != "sk-1" || p.baseURL != DefaultBaseURL || p.maxTokensParam != "max_completion_tokens" || p.structured != SchemaJSON ||
-		len(p.models) != 2 || p.models[0].ID != "gpt-4o-mini" || !p.models[0].Vision || p.timeout != 120*time.Second || p.retries != 5 {
+		len(p.models) != 2 || p.models[0].ID != "gpt-4o-mini" || !p.models[0].Vision || p.timeout != 120*time.Second || p.backoff.Retries != 5 {
 		t.Errorf("provider = %+v", p)
 	}
 	// Without a key there is nothing to offer.
@@ -65,7 +66,7 @@ func TestFromEnvOtherServer(t *testing.T) {
 		t.Errorf("models = %+v, want %+v", p.models, want)
 	}
 	if p.apiKey != "" || p.baseURL != "http://127.0.0.1:11434/v1" || p.structured != SchemaJSONObject || p.maxTokensParam != "max_completion_tokens" ||
-		p.imageDetail != "high" || p.timeout != 5*time.Minute || p.retries != 0 {
+		p.imageDetail != "high" || p.timeout != 5*time.Minute || p.backoff.Retries != 0 {
 		t.Errorf("provider = %+v", p)
 	}
 	p, err = fromMap("P_", map[string]string{"P_BASE_URL": "http://h/v1", "P_MODELS": "a, b:latest ,"})
@@ -103,7 +104,7 @@ func TestParseRetryAfter(t *testing.T) {
 		"Sun, 22 Nov 2026 09:00:00 GMT": 0,
 		"soon":                          0,
 	} {
-		if got := parseRetryAfter(in, now); got != want {
+		if got := retry.ParseAfter(in, now); got != want {
 			t.Errorf("parseRetryAfter(%q) = %v, want %v", in, got, want)
 		}
 	}

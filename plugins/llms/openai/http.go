@@ -7,13 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/docindex/docindex/plugins"
+	"github.com/docindex/docindex/plugins/internal/retry"
 	"github.com/docindex/docindex/plugins/llm"
 )
 
@@ -44,41 +43,9 @@ type apiError struct {
 
 // send posts the request, retrying what is worth retrying.
 func (p *Provider) send(ctx context.Context, endpoint string, m Model, payload []byte) (*chatResponse, error) {
-	for attempt := 0; ; attempt++ {
-		cr, retryAfter, err := p.once(ctx, endpoint, m, payload)
-		if err == nil {
-			return cr, nil
-		}
-		if retryAfter < 0 || attempt >= p.retries || ctx.Err() != nil {
-			if attempt > 0 && retryAfter >= 0 {
-				err = fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
-			}
-			return nil, err
-		}
-		wait := p.delay(attempt, retryAfter)
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			return nil, fmt.Errorf("%w (the next attempt, in %v, would come after the deadline)", err, wait.Round(time.Millisecond))
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("%w (while waiting to retry: %w)", err, ctx.Err())
-		}
-	}
-}
-
-// delay is the wait before retry number attempt+1: the server's Retry-After if it gave one,
-// else exponential backoff with jitter.
-func (p *Provider) delay(attempt int, retryAfter time.Duration) time.Duration {
-	if retryAfter > 0 {
-		return min(retryAfter, 2*time.Minute)
-	}
-	d := p.backoff[0] << min(attempt, 20)
-	d = min(d, p.backoff[1])
-	// Jitter over the upper half keeps many workers from retrying in lockstep.
-	return d/2 + rand.N(d/2+1)
+	return retry.Do(ctx, p.backoff, func() (*chatResponse, time.Duration, error) {
+		return p.once(ctx, endpoint, m, payload)
+	})
 }
 
 // once sends the request one time. retryAfter < 0 means "do not retry"; 0 means "retry after
@@ -134,41 +101,16 @@ func (p *Provider) once(ctx context.Context, endpoint string, m Model, payload [
 // retryAfterOf reads when a 429 or 5xx may be retried; -1 for answers that will not change on
 // retry.
 func retryAfterOf(resp *http.Response, raw []byte) time.Duration {
-	switch resp.StatusCode {
-	case http.StatusTooManyRequests:
-		// An exhausted quota or billing limit does not lift in seconds.
+	// An exhausted quota or billing limit does not lift in seconds.
+	if resp.StatusCode == http.StatusTooManyRequests {
 		if code, _, _ := errorDetail(raw); code == "insufficient_quota" {
 			return -1
 		}
-	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable,
-		http.StatusGatewayTimeout, http.StatusRequestTimeout, 529:
-	default:
+	}
+	if !retry.Retryable(resp.StatusCode) {
 		return -1
 	}
-	// Azure and OpenAI send milliseconds too; they are more precise.
-	if ms, err := strconv.ParseFloat(resp.Header.Get("Retry-After-Ms"), 64); err == nil && ms > 0 {
-		return time.Duration(ms * float64(time.Millisecond))
-	}
-	return parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
-}
-
-// parseRetryAfter reads an HTTP Retry-After value: delay-seconds or an HTTP-date. 0 when
-// absent or unreadable.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
+	return retry.After(resp.Header, time.Now())
 }
 
 // errorDetail reads OpenAI's error object: its code (or type), its message, or the start of

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/docindex/docindex/plugins"
+	"github.com/docindex/docindex/plugins/internal/retry"
 	"github.com/docindex/docindex/plugins/llm"
 )
 
@@ -86,7 +87,7 @@ func WithImageDetail(detail string) Option { return func(p *Provider) { p.imageD
 // longest wait between attempts (default 1s and 60s). A Retry-After from the server replaces
 // the computed wait.
 func WithRetries(n int, first, longest time.Duration) Option {
-	return func(p *Provider) { p.retries, p.backoff = n, [2]time.Duration{first, longest} }
+	return func(p *Provider) { p.backoff = retry.Backoff{Retries: n, First: first, Longest: longest} }
 }
 
 // WithTimeout bounds each HTTP request (default 120s: long answers and images take time).
@@ -112,8 +113,7 @@ type Provider struct {
 	structured     StructuredOutput
 	maxTokensParam string
 	imageDetail    string
-	retries        int
-	backoff        [2]time.Duration
+	backoff        retry.Backoff
 	timeout        time.Duration
 	headers        [][2]string
 	client         *http.Client
@@ -128,8 +128,7 @@ func New(opts ...Option) *Provider {
 	p := &Provider{
 		baseURL:    DefaultBaseURL,
 		structured: SchemaJSON,
-		retries:    5,
-		backoff:    [2]time.Duration{time.Second, 60 * time.Second},
+		backoff:    retry.Backoff{Retries: 5, First: time.Second, Longest: 60 * time.Second},
 		timeout:    120 * time.Second,
 		client:     &http.Client{},
 		envPrefix:  DefaultEnvPrefix,
