@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/docindex/docindex/plugins"
-	"github.com/docindex/docindex/plugins/internal/retry"
 	"github.com/docindex/docindex/plugins/embedder"
+	"github.com/docindex/docindex/plugins/internal/retry"
 )
 
 // DefaultBaseURL is OpenAI's API.
