@@ -19,6 +19,17 @@ import (
 // with a tier at every power of two instead, for the transport and for the
 // codec (which always takes the global default pool otherwise).
 
+// Flow control. gRPC starts every connection and stream with a 64 KiB
+// window and, unless a window is set, grows it by estimating the bandwidth
+// with a PING per burst of data received. On a plugin socket that cost more
+// than it bought: calls carried PINGs, their acks and WINDOW_UPDATEs, and a
+// message over the window (a batch of 64 texts is about 66 KiB) had to wait
+// for credit mid-way; every extra frame is a write and a wake-up of the
+// other process. A fixed window turns the estimation off and lets a request
+// or response go out at once. The window bounds what a peer may send that
+// has not been read yet (per connection too), not what is allocated.
+const windowSize = 16 << 20
+
 // BufferPool returns the buffer pool of plugin connections.
 func BufferPool() mem.BufferPool {
 	exps := make([]uint8, 0, 20)
@@ -93,6 +104,8 @@ func DialOptions() []grpc.DialOption {
 	return []grpc.DialOption{
 		experimental.WithBufferPool(pool),
 		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(Codec(pool))),
+		grpc.WithInitialWindowSize(windowSize),
+		grpc.WithInitialConnWindowSize(windowSize),
 	}
 }
 
@@ -102,5 +115,7 @@ func ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		experimental.BufferPool(pool),
 		grpc.ForceServerCodecV2(Codec(pool)),
+		grpc.InitialWindowSize(windowSize),
+		grpc.InitialConnWindowSize(windowSize),
 	}
 }
