@@ -105,17 +105,6 @@ func (m *memConnector) Fetch(_ context.Context, req connector.FetchRequest) (*co
 	return &connector.Content{ContentType: "text/markdown", Size: int64(len(d.text)), Body: io.NopCloser(strings.NewReader(d.text))}, nil
 }
 
-type memSet map[string]*memConnector
-
-func (s memSet) Connector(typ string) (connector.Connector, bool) { c, ok := s[typ]; return c, ok }
-func (s memSet) ConnectorTypes() []string {
-	out := []string{}
-	for t := range s {
-		out = append(out, t)
-	}
-	return out
-}
-
 type syncEnv struct {
 	svc   *docindex.Service
 	conn  *memConnector
@@ -134,7 +123,7 @@ func newSyncEnv(t *testing.T) *syncEnv {
 	conn := &memConnector{typ: "git", docs: map[string]memDoc{}}
 	svc, err := docindex.New(db, docindex.WithEmbedders(hash.New()), docindex.WithBlobStore(blobs),
 		docindex.WithLogger(testLogger()), docindex.WithSecretKey("test key"),
-		docindex.WithConnectors(memSet{"git": conn, "docsuite": &memConnector{typ: "docsuite"}}))
+		docindex.WithConnectors(docindextest.Connectors{"git": conn, "docsuite": &memConnector{typ: "docsuite"}}))
 	if err != nil {
 		t.Fatal(err)
 	}

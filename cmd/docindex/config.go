@@ -17,7 +17,6 @@ import (
 	"github.com/docindex/docindex/docindex/blob"
 	"github.com/docindex/docindex/docindex/images"
 	"github.com/docindex/docindex/docindex/pluginhost"
-	"github.com/docindex/docindex/plugins"
 	"github.com/docindex/docindex/plugins/embedders/hash"
 )
 
@@ -136,7 +135,7 @@ func (c *config) service(ctx context.Context, log *slog.Logger) (*docindex.Servi
 	opts = append(opts, docindex.WithLogger(log), docindex.WithVerifier(verifier),
 		docindex.WithEmbedders(host), docindex.WithDefaultEmbeddingModel(c.EmbeddingModel, "glove-100d", "hash-256"),
 		docindex.WithBlobStore(blobs), docindex.WithMaxUploadBytes(c.MaxUploadBytes),
-		docindex.WithConnectors(connectors{host}), docindex.WithSecretKey(c.SecretKey))
+		docindex.WithConnectors(host), docindex.WithSecretKey(c.SecretKey))
 	svc, err := docindex.New(db, opts...)
 	if err != nil {
 		return fail(err)
@@ -180,17 +179,4 @@ func (c *config) plugins(ctx context.Context, log *slog.Logger) (*pluginhost.Hos
 		h.RegisterEmbedder("hash", hash.New())
 	}
 	return h, nil
-}
-
-// connectors adapts the plugin host to the service's view of connectors.
-type connectors struct{ *pluginhost.Host }
-
-func (c connectors) ConnectorTypes() []string {
-	var out []string
-	for _, p := range c.Plugins() {
-		if p.Kind == plugins.KindConnector {
-			out = append(out, p.Name)
-		}
-	}
-	return out
 }

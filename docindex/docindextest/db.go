@@ -91,12 +91,7 @@ func NewDB(t testing.TB) *bun.DB {
 	}
 	t.Cleanup(func() {
 		db.Close()
-		admin, err := docindex.OpenDB(ctx, server)
-		if err != nil {
-			return
-		}
-		defer admin.Close()
-		_, _ = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS ? WITH (FORCE)", bun.Ident(name))
+		dropDB(server, name)
 	})
 	return db
 }
@@ -111,14 +106,7 @@ func URL(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("docindextest: %v", err)
 	}
-	t.Cleanup(func() {
-		admin, err := docindex.OpenDB(ctx, server)
-		if err != nil {
-			return
-		}
-		defer admin.Close()
-		_, _ = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS ? WITH (FORCE)", bun.Ident(name))
-	})
+	t.Cleanup(func() { dropDB(server, name) })
 	return u
 }
 
@@ -139,15 +127,20 @@ func EmptyURL(t testing.TB) string {
 	if _, err := admin.ExecContext(ctx, "CREATE DATABASE ?", bun.Ident(name)); err != nil {
 		t.Fatalf("docindextest: create database: %v", err)
 	}
-	t.Cleanup(func() {
-		admin, err := docindex.OpenDB(ctx, server)
-		if err != nil {
-			return
-		}
-		defer admin.Close()
-		_, _ = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS ? WITH (FORCE)", bun.Ident(name))
-	})
+	t.Cleanup(func() { dropDB(server, name) })
 	return withDB(server, name)
+}
+
+// dropDB removes a test database at the end of its test; a failure leaves a stray database, not
+// a failed test.
+func dropDB(server, name string) {
+	ctx := context.Background()
+	admin, err := docindex.OpenDB(ctx, server)
+	if err != nil {
+		return
+	}
+	defer admin.Close()
+	_, _ = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS ? WITH (FORCE)", bun.Ident(name))
 }
 
 const templateLock = 0x646978746d706c // "dixtmpl"

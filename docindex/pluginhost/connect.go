@@ -72,6 +72,18 @@ func (s *source) isLoaded() bool {
 	return s.loaded
 }
 
+// ConnectorTypes lists the source types of every registered or discovered connector, in the
+// order Plugins gives them: with Connector, the Host is the service's set of connectors.
+func (h *Host) ConnectorTypes() []string {
+	var out []string
+	for _, p := range h.Plugins() {
+		if p.Kind == plugins.KindConnector {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
 // Connector returns the connector for source type typ. A plugin connector is
 // returned even while its process is down: its calls then fail with
 // plugins.ErrUnavailable, or succeed once it is back.

@@ -18,21 +18,7 @@ import (
 	"github.com/docindex/docindex/docindex/docindextest"
 	"github.com/docindex/docindex/docindex/pluginhost"
 	"github.com/docindex/docindex/docindex/worker"
-	"github.com/docindex/docindex/plugins"
 )
-
-// hostConnectors lets the service use the plugin host's connectors.
-type hostConnectors struct{ *pluginhost.Host }
-
-func (h hostConnectors) ConnectorTypes() []string {
-	var out []string
-	for _, p := range h.Plugins() {
-		if p.Kind == plugins.KindConnector {
-			out = append(out, p.Name)
-		}
-	}
-	return out
-}
 
 type env struct {
 	svc  *docindex.Service
@@ -54,7 +40,7 @@ func newEnv(t *testing.T, dir string) *env {
 		t.Fatal(err)
 	}
 	svc, err := docindex.New(docindextest.NewDB(t), docindex.WithEmbedders(host), docindex.WithBlobStore(blobs),
-		docindex.WithConnectors(hostConnectors{host}))
+		docindex.WithConnectors(host))
 	if err != nil {
 		t.Fatal(err)
 	}

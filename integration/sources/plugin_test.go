@@ -8,22 +8,7 @@ import (
 	"time"
 
 	"github.com/docindex/docindex/docindex/pluginhost"
-	"github.com/docindex/docindex/plugins"
 )
-
-// hostConnectors shows the plugin host to the service as its set of connectors, as the server
-// command does.
-type hostConnectors struct{ *pluginhost.Host }
-
-func (h hostConnectors) ConnectorTypes() []string {
-	var out []string
-	for _, p := range h.Plugins() {
-		if p.Kind == plugins.KindConnector {
-			out = append(out, p.Name)
-		}
-	}
-	return out
-}
 
 // TestGitPlugin runs the git connector as a plugin process (cmd/docindex-connector-git, built
 // into a plugin directory) behind the plugin host: Describe, Validate, Sync and Fetch all cross
@@ -43,7 +28,7 @@ func TestGitPlugin(t *testing.T) {
 		t.Fatalf("start the plugin host: %v", err)
 	}
 	t.Cleanup(func() { _ = host.Close() })
-	conns := hostConnectors{host}
+	conns := host
 	if types := conns.ConnectorTypes(); len(types) != 1 || types[0] != "git" {
 		t.Fatalf("the host loaded connectors %v (plugins %+v), want [git]", types, host.Plugins())
 	}
