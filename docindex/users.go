@@ -83,19 +83,25 @@ func (s *Service) touchKey(ctx context.Context, id uuid.UUID) {
 }
 
 // upsertUser creates or refreshes the user of a verified token. Users are keyed by e-mail
-// (case-insensitive), the identity shares refer to; the roles claim decides global admin.
+// (case-insensitive), the identity shares refer to; the roles claim decides global admin. This
+// runs on every JWT request, so the common case, a known user whose claims did not change, is
+// one read and no write.
 func (s *Service) upsertUser(ctx context.Context, c *auth.Claims) (*store.User, error) {
-	u := &store.User{Email: strings.TrimSpace(c.Email), Subject: &c.Subject, Name: c.Name,
-		IsAdmin: slices.Contains(c.Roles, auth.AdminRole)}
-	_, err := s.db.NewInsert().Model(u).
+	email := strings.TrimSpace(c.Email)
+	admin := slices.Contains(c.Roles, auth.AdminRole)
+	u := &store.User{}
+	err := s.db.NewSelect().Model(u).Where("lower(email) = lower(?)", email).Scan(ctx)
+	if err == nil && u.Subject != nil && *u.Subject == c.Subject && u.Name == c.Name && u.IsAdmin == admin {
+		return u, nil
+	}
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("upsert user: %w", err)
+	}
+	u = &store.User{Email: email, Subject: &c.Subject, Name: c.Name, IsAdmin: admin}
+	_, err = s.db.NewInsert().Model(u).
 		On("CONFLICT (lower(email)) DO UPDATE").
 		Set("subject = EXCLUDED.subject, name = EXCLUDED.name, is_admin = EXCLUDED.is_admin, updated_at = now()").
-		Where("u.subject IS DISTINCT FROM EXCLUDED.subject OR u.name <> EXCLUDED.name OR u.is_admin <> EXCLUDED.is_admin").
 		Returning("*").Exec(ctx)
-	if errors.Is(err, sql.ErrNoRows) || err == nil && u.ID == uuid.Nil {
-		// Nothing changed, so the conditional update returned no row: read the existing one.
-		err = s.db.NewSelect().Model(u).Where("lower(email) = lower(?)", c.Email).Scan(ctx)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("upsert user: %w", err)
 	}

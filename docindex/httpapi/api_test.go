@@ -127,3 +127,28 @@ func TestUnauthorized(t *testing.T) {
 	req.Header.Set("Authorization", "bearer "+s.Token(owner))
 	wantStatus(t, s.Send(req), http.StatusOK)
 }
+
+// Users come from tokens: created on first sight, refreshed when the claims change (a revoked
+// admin role takes effect on the next request), and left alone otherwise.
+func TestUserFollowsTokenClaims(t *testing.T) {
+	s := newServer(t)
+	boss := docindextest.User{Email: "Boss@Example.com", Name: "Boss", Admin: true}
+	wantStatus(t, s.Do("GET", "/admin/api-keys", s.Token(boss), nil), http.StatusOK)
+	first := s.UserRow("boss@example.com")
+	if !first.IsAdmin || first.Name != "Boss" {
+		t.Fatalf("user after first sight: %+v", first)
+	}
+	wantStatus(t, s.Do("GET", "/api/collections", s.Token(boss), nil), http.StatusOK)
+	if again := s.UserRow("boss@example.com"); !again.UpdatedAt.Equal(first.UpdatedAt) {
+		t.Fatalf("unchanged claims rewrote the user: %v -> %v", first.UpdatedAt, again.UpdatedAt)
+	}
+	demoted := docindextest.User{Email: "boss@example.com", Name: "Former Boss"}
+	wantStatus(t, s.Do("GET", "/admin/api-keys", s.Token(demoted), nil), http.StatusForbidden)
+	u := s.UserRow("boss@example.com")
+	if u.IsAdmin || u.Name != "Former Boss" || u.ID != first.ID {
+		t.Fatalf("user after the claims changed: %+v", u)
+	}
+	if n := count(t, s, "docindex.users"); n != 1 {
+		t.Fatalf("%d users for one e-mail", n)
+	}
+}
