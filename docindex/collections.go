@@ -16,6 +16,7 @@ import (
 	"github.com/docindex/docindex/docindex/access"
 	"github.com/docindex/docindex/docindex/dataset"
 	"github.com/docindex/docindex/docindex/store"
+	"github.com/docindex/docindex/docindex/vectorstore"
 )
 
 // Defaults and bounds of chunking settings (the interface leaves the bounds to us).
@@ -375,8 +376,10 @@ func (s *Service) ListCollections(ctx context.Context, p *access.Principal, filt
 		ColumnExpr("u.email AS owner_email, u.name AS owner_name").
 		ColumnExpr(expr+" AS my_role", args...).
 		ColumnExpr("(SELECT count(*) FROM docindex.shares s WHERE s.collection_id = c.id) AS share_count").
-		// The same name as vectorstore.Table, computed in SQL for the whole list at once.
-		ColumnExpr("COALESCE(pg_total_relation_size(to_regclass('docindex.' || quote_ident('chunks_' || replace(c.id::text, '-', '')))), 0) AS table_size_bytes").
+		// The names of vectorstore.Table and DeltaTable, computed in SQL for the whole list at once.
+		ColumnExpr(vectorstore.SizeSQL(
+			"'docindex.' || quote_ident('chunks_' || replace(c.id::text, '-', ''))",
+			"'docindex.' || quote_ident('chunks_' || replace(c.id::text, '-', '') || '_delta')")+" AS table_size_bytes").
 		Join("JOIN docindex.users u ON u.id = c.owner_id").
 		Where(expr+" IS NOT NULL", args...).
 		OrderExpr("c.created_at DESC, c.id")

@@ -619,8 +619,8 @@ func TestExtractionMaxPages(t *testing.T) {
 	}
 	// The cap limits extraction only: page 3 is searchable.
 	var n int
-	if err := e.s.DB.QueryRowContext(context.Background(), "SELECT count(*) FROM docindex.? WHERE file_id = ? AND text LIKE '%Pagemarker3%'",
-		bun.Ident(vectorstore.Table(uuid.MustParse(capped))), cappedFile).Scan(&n); err != nil || n == 0 {
+	if err := e.s.DB.QueryRowContext(context.Background(), "SELECT count(*) FROM "+vectorstore.Relation(uuid.MustParse(capped))+" k WHERE file_id = ? AND text LIKE '%Pagemarker3%'",
+		cappedFile).Scan(&n); err != nil || n == 0 {
 		t.Errorf("page 3 not indexed: %d chunks, %v", n, err)
 	}
 

@@ -118,7 +118,7 @@ func TestKilledWorkerJobIsRescued(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ordinals, distinct int
-	if err := svc.DB().QueryRowContext(ctx, "SELECT count(*), count(DISTINCT ordinal) FROM docindex."+vectorstore.Table(c.ID)).
+	if err := svc.DB().QueryRowContext(ctx, "SELECT count(*), count(DISTINCT ordinal) FROM "+vectorstore.Relation(c.ID)+" k").
 		Scan(&ordinals, &distinct); err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,7 @@ type Service struct {
 	blobs         blob.Store
 	queue         *queue.Queue
 	vectors       *vectorstore.Store
+	vectorOpts    []vectorstore.Option
 	maxUpload     int64
 	queueOpts     []queue.Option
 	extractor     *extract.Extractor
@@ -91,6 +92,12 @@ func WithQueueOptions(opts ...queue.Option) Option {
 	return func(s *Service) { s.queueOpts = append(s.queueOpts, opts...) }
 }
 
+// WithVectorStoreOptions passes options to the chunk store, such as the bound on the chunks
+// waiting for the HNSW index (vectorstore.WithMaxPending).
+func WithVectorStoreOptions(opts ...vectorstore.Option) Option {
+	return func(s *Service) { s.vectorOpts = append(s.vectorOpts, opts...) }
+}
+
 // WithImageDescriber sets what turns images into text in collections with image
 // descriptions enabled: a vision model, or OCR (images.NewOCR). Without this option the
 // service uses OCR when tesseract is installed; WithImageDescriber(nil) turns descriptions off.
@@ -109,7 +116,7 @@ func New(db *bun.DB, opts ...Option) (*Service, error) {
 		s.embedders = embedbatch.New(s.embedders, append([]embedbatch.Option{embedbatch.WithDirectBelow(2)}, s.batchOpts...)...)
 	}
 	s.queue = queue.New(db, append([]queue.Option{queue.WithLogger(s.log)}, s.queueOpts...)...)
-	s.vectors = vectorstore.New(db)
+	s.vectors = vectorstore.New(db, s.vectorOpts...)
 	if s.extractor == nil {
 		s.extractor = extract.New()
 	}
@@ -129,6 +136,16 @@ func New(db *bun.DB, opts ...Option) (*Service, error) {
 	}
 	s.holder = holderID()
 	return s, nil
+}
+
+// RunIndexMerge moves the chunks that indexing wrote into collections' delta tables into their
+// HNSW indexes, until ctx ends. Chunks are searchable before (Search ranks the delta exactly); the
+// merge keeps the delta small. Run it in every process that runs workers (docindex serve and
+// docindex worker do); several processes may run it at once.
+func (s *Service) RunIndexMerge(ctx context.Context) {
+	s.vectors.Run(ctx, 2*time.Second, func(err error) {
+		s.log.WarnContext(ctx, "merge chunks into the vector index", "err", err)
+	})
 }
 
 // Queue returns the job queue, for running workers (worker.New(svc.Queue(), svc): the Service is the handler).

@@ -17,6 +17,7 @@ import (
 	"github.com/docindex/docindex/docindex/blob"
 	"github.com/docindex/docindex/docindex/images"
 	"github.com/docindex/docindex/docindex/pluginhost"
+	"github.com/docindex/docindex/docindex/vectorstore"
 	"github.com/docindex/docindex/plugins/embedders/hash"
 )
 
@@ -33,6 +34,7 @@ type config struct {
 	BlobURL         string        `env:"DOCINDEX_BLOB_URL"`
 	MaxUploadBytes  int64         `env:"DOCINDEX_MAX_UPLOAD_BYTES" envDefault:"104857600"`
 	Workers         int           `env:"DOCINDEX_WORKERS" envDefault:"2"`
+	MaxUnmerged     int           `env:"DOCINDEX_MAX_UNMERGED_CHUNKS" envDefault:"20000"`
 	SecretKey       string        `env:"DOCINDEX_SECRET_KEY"`
 	ExtractionModel string        `env:"DOCINDEX_EXTRACTION_MODEL"`
 	SchedulerEvery  time.Duration `env:"DOCINDEX_SCHEDULER_INTERVAL" envDefault:"30s"`
@@ -135,7 +137,8 @@ func (c *config) service(ctx context.Context, log *slog.Logger) (*docindex.Servi
 	opts = append(opts, docindex.WithLogger(log), docindex.WithVerifier(verifier),
 		docindex.WithEmbedders(host), docindex.WithDefaultEmbeddingModel(c.EmbeddingModel, "glove-100d", "hash-256"),
 		docindex.WithBlobStore(blobs), docindex.WithMaxUploadBytes(c.MaxUploadBytes),
-		docindex.WithConnectors(host), docindex.WithSecretKey(c.SecretKey))
+		docindex.WithConnectors(host), docindex.WithSecretKey(c.SecretKey),
+		docindex.WithVectorStoreOptions(vectorstore.WithMaxPending(c.MaxUnmerged)))
 	svc, err := docindex.New(db, opts...)
 	if err != nil {
 		return fail(err)

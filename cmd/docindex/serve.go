@@ -66,6 +66,8 @@ func serve(ctx context.Context, cfg *config) error {
 		}
 	}()
 
+	// Chunks written by any process's workers are merged into the HNSW index by every server.
+	go svc.RunIndexMerge(ctx)
 	// Every server runs the scheduler; only the leader of the moment starts due syncs.
 	go func() { _ = svc.RunScheduler(ctx, cfg.SchedulerEvery) }()
 
@@ -105,6 +107,7 @@ func newWorker() *cobra.Command {
 			defer closeAll()
 			n := max(cfg.Workers, 1)
 			log.Info("docindex workers running", "workers", n)
+			go svc.RunIndexMerge(ctx)
 			return worker.New(svc.Queue(), svc, worker.WithWorkers(n), worker.WithLogger(log)).Run(ctx)
 		},
 	}

@@ -104,7 +104,8 @@ func NewServer(t testing.TB, opts ...docindex.Option) *Server {
 // (whichever comes first; stop waits for the pool to return). h runs the jobs: nil means the
 // service itself, the real indexing pipeline; tests wrap it to hold a job while they look at it.
 // The pool polls every 50ms (notifications wake it sooner) and lets running jobs finish for 5s
-// on stop; opts come after these defaults.
+// on stop; opts come after these defaults. The service's index merge runs beside it, as in the
+// server, so chunks move into the HNSW index while tests search them.
 func (s *Server) StartWorkers(h worker.Handler, opts ...worker.Option) (stop func()) {
 	s.t.Helper()
 	if h == nil {
@@ -115,6 +116,11 @@ func (s *Server) StartWorkers(h worker.Handler, opts ...worker.Option) (stop fun
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- pool.Run(ctx) }()
+	merged := make(chan struct{})
+	go func() {
+		defer close(merged)
+		s.Svc.RunIndexMerge(ctx)
+	}()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
@@ -127,6 +133,7 @@ func (s *Server) StartWorkers(h worker.Handler, opts ...worker.Option) (stop fun
 			case <-time.After(30 * time.Second):
 				s.t.Errorf("docindextest: worker pool did not stop within 30s")
 			}
+			<-merged
 		})
 	}
 	// Registered after the database's cleanup, so it runs before the database is dropped.

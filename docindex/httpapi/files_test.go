@@ -150,7 +150,7 @@ func chunkCount(t *testing.T, s *docindextest.Server, collectionID, fileID strin
 	t.Helper()
 	var n int
 	err := s.DB.QueryRowContext(context.Background(),
-		fmt.Sprintf("SELECT count(*) FROM docindex.%s WHERE file_id = ?", vectorstore.Table(uuid.MustParse(collectionID))), fileID).Scan(&n)
+		"SELECT count(*) FROM "+vectorstore.Relation(uuid.MustParse(collectionID))+" k WHERE file_id = ?", fileID).Scan(&n)
 	if err != nil {
 		t.Fatalf("count chunks: %v", err)
 	}

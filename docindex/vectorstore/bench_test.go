@@ -35,26 +35,32 @@ const (
 // chunks: Replace once per file (as the pipeline does, one transaction each), and the baseline as
 // one COPY of all 2,000 rows in one transaction, the fastest way PostgreSQL takes rows. The twin
 // is LIKE the chunk table with its defaults and generated column (so the server computes the
-// same tsvectors) but no index at all: the ratio is the price of the primary key, file_id, GIN
-// and HNSW indexes, the delete and the per-file transactions. Metrics:
+// same tsvectors) but no index at all: the ratio is the price of the primary key, file_id and GIN
+// indexes of the delta table, the deletes, the merge bookkeeping and the per-file transactions.
+// Metrics:
 //
-//	replace_chunks/s   chunks per second through Replace
-//	copy_chunks/s      chunks per second through the baseline COPY
-//	ratio              replace_chunks/s over copy_chunks/s (the issue's target is at least 0.3)
-//	ratio_without_hnsw the same ratio for one more batch after the HNSW index is dropped, outside
-//	                   the timed loop: the share of the cost that is the graph insert
+//	replace_chunks/s  chunks per second through Replace, into the delta table (deferred indexing)
+//	copy_chunks/s     chunks per second through the baseline COPY
+//	ratio             replace_chunks/s over copy_chunks/s (the issue's target is at least 0.3)
+//	merge_chunks/s    chunks per second that Merge then moves into the HNSW-indexed table, after
+//	                  the timed loop: the graph insert that Replace no longer waits for
+//	ratio_merged      chunks over the time of Replace plus Merge, against COPY: the sustained
+//	                  rate when the merge must keep up with the writes on the same machine
+//	ratio_direct      the ratio of one more batch through a Store with deferral off (Replace
+//	                  inserting into the HNSW index itself, as before deferred indexing)
 //
 // The seed is loaded with COPY before the indexes exist and they are then built in bulk; the
 // HNSW build takes most of the benchmark's time.
 func BenchmarkChunkWrite(b *testing.B) {
 	ctx := context.Background()
 	db := docindextest.NewDB(b)
-	s := vectorstore.New(db)
+	s := vectorstore.New(db, vectorstore.WithMaxPending(1<<30)) // every batch deferred
+	direct := vectorstore.New(db, vectorstore.WithMaxPending(0))
 	col := uuid.New()
 	gen := newChunkGen(1)
 
 	setup := time.Now()
-	seedCollection(b, db, s, col, gen)
+	seedCollection(b, db, direct, col, gen)
 	twin := `"docindex"."chunks_twin"`
 	if _, err := db.ExecContext(ctx, fmt.Sprintf(`CREATE TABLE %s (LIKE docindex.%s INCLUDING DEFAULTS INCLUDING GENERATED)`,
 		twin, vectorstore.Table(col))); err != nil {
@@ -76,13 +82,25 @@ func BenchmarkChunkWrite(b *testing.B) {
 	b.ReportMetric(cps, "copy_chunks/s")
 	b.ReportMetric(rps/cps, "ratio")
 
-	// Outside the timed loop: one more batch after dropping the HNSW index, which shows how much
-	// of the write cost is the graph insert.
-	if _, err := db.ExecContext(ctx, "DROP INDEX ?", bun.Ident("docindex."+vectorstore.Table(col)+"_embedding_idx")); err != nil {
-		b.Fatal(err)
+	// Outside the timed loop: the merge of what the loop wrote, then one batch the old way.
+	start := time.Now()
+	for {
+		n, err := s.Merge(ctx, 100)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
 	}
-	r, c := writeBatch(b, db, s, col, gen, true)
-	b.ReportMetric(float64(benchFiles*benchFileSize)/r.Seconds()/(float64(benchFiles*benchFileSize)/c.Seconds()), "ratio_without_hnsw")
+	mergeTime := time.Since(start)
+	if left, err := s.Pending(ctx, col); err != nil || left != 0 {
+		b.Fatalf("%d chunks still pending after the merge (%v)", left, err)
+	}
+	b.ReportMetric(float64(written)/mergeTime.Seconds(), "merge_chunks/s")
+	b.ReportMetric(float64(written)/(replaceTime+mergeTime).Seconds()/cps, "ratio_merged")
+	r, c := writeBatch(b, db, direct, col, gen, true)
+	b.ReportMetric(float64(benchFiles*benchFileSize)/r.Seconds()/(float64(benchFiles*benchFileSize)/c.Seconds()), "ratio_direct")
 }
 
 // writeBatch writes one batch of files through Replace and the same rows through the baseline

@@ -1,10 +1,12 @@
-// Package vectorstore keeps the chunk table of each rag collection: it provisions and drops the
-// table, replaces the chunks of one file, rebuilds the full-text vectors after a language change,
-// reports the table's size, and searches it by vector, by full text, or both fused.
+// Package vectorstore keeps the chunk tables of each rag collection: it provisions and drops
+// them, replaces the chunks of one file, merges new chunks into the vector index, rebuilds the
+// full-text vectors after a language change, reports the tables' size, and searches them by
+// vector, by full text, or both fused.
 //
 // # Table layout
 //
-// Each collection owns docindex.chunks_<32 hex digits of its id> (see Table):
+// Each collection owns docindex.chunks_<32 hex digits of its id> (see Table), and a delta table
+// of the same shape, Table + "_delta", with no HNSW index (see Deferred indexing):
 //
 //	id         uuid PRIMARY KEY DEFAULT gen_random_uuid()
 //	file_id    uuid NOT NULL          -- btree index: Replace and DeleteFile work per file
@@ -48,12 +50,28 @@
 // index tuples (20,000 by default), so a filter that hides nearly all of a very large collection
 // may still return fewer. pgvector 0.8 or later is required.
 //
-// # Write cost
+// # Deferred indexing
 //
-// Replace is one COPY per file, but every row also goes into the HNSW graph, and that insert is
-// most of the cost of a write. BenchmarkChunkWrite (100k chunks of 256 dimensions already in the
-// table, 50 files of 40 chunks) measured Replace at about 0.06 of the speed of one COPY of the
-// same rows into an unindexed twin, and at about 0.4 once the HNSW index was dropped. Building the
-// graph in bulk costs far less per row than inserting into it: the benchmark's seed writes its
-// rows first and lets Provision build the indexes afterwards, and RebuildFTS rebuilds them in bulk.
+// Inserting a row into an HNSW graph is most of the cost of a write: BenchmarkChunkWrite (100k
+// chunks of 256 dimensions in the table, 50 files of 40 chunks) measured Replace at about 0.06 of
+// the speed of one COPY of the same rows into an unindexed twin when every row went into the
+// graph, and about 0.75 without the HNSW index. So Replace writes into the delta table, which has
+// the primary key, file_id and GIN indexes but no vector index, and records the file in
+// docindex.chunk_pending in the same transaction. Merge, run in the background by Run, moves a
+// file's rows into the indexed table (keeping their ids) and removes its entry, one file per
+// transaction. The graph insert is still paid, by the merge, but no indexing job waits for it, and
+// a burst of uploads is indexed at the speed of COPY while the merge catches up.
+//
+// Search reads both tables: the vector ranking takes the n nearest from the HNSW index and the n
+// nearest from the delta by an exact scan, and orders the union; the full-text ranking does the
+// same through both GIN indexes. Chunks are searchable as soon as Replace commits, and a chunk
+// keeps its id and rank across the merge. The exact scan is why the delta is bounded
+// (WithMaxPending, DefaultMaxPending chunks per collection): past the bound Replace writes into
+// the indexed table itself, so under a write rate the merge cannot follow, writes slow to the
+// speed of the graph insert instead of searches slowing without end.
+//
+// Replace, DeleteFile and the merge take the same transaction-scoped advisory lock on
+// (collection, file), so a merge never interleaves with a change of the same file; Replace and
+// DeleteFile also delete from the delta before the indexed table, the order that finds every row
+// of a concurrent merge under READ COMMITTED even without the lock.
 package vectorstore

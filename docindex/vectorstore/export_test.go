@@ -8,10 +8,11 @@ import (
 )
 
 // InsertReplace is the INSERT path of Replace (drivers other than pgx), exported for tests.
-func InsertReplace(ctx context.Context, tx bun.Tx, collectionID, fileID uuid.UUID, chunks []Chunk) error {
+func (s *Store) InsertReplace(ctx context.Context, tx bun.Tx, collectionID, fileID uuid.UUID, chunks []Chunk) error {
 	rows, err := prepare(fileID, chunks)
 	if err != nil {
 		return err
 	}
-	return insertReplace(ctx, tx, collectionID, fileID, rows)
+	_, err = s.insertReplace(ctx, tx, collectionID, fileID, rows)
+	return err
 }

@@ -125,6 +125,7 @@ func (s *Store) Search(ctx context.Context, collectionID uuid.UUID, q Query) ([]
 
 	p := plan{
 		table:  qualified(collectionID),
+		delta:  qualifiedDelta(collectionID),
 		filter: filter(q),
 		lang:   lang,
 		text:   q.Text,
@@ -192,6 +193,7 @@ func (s *Store) Search(ctx context.Context, collectionID uuid.UUID, q Query) ([]
 // plan holds the pieces the three query shapes share.
 type plan struct {
 	table  bun.Safe
+	delta  bun.Safe             // the unmerged chunks, ranked exactly next to the index
 	filter schema.QueryAppender // nil when unfiltered
 	emb    bun.Safe             // the indexed embedding expression
 	vec    schema.QueryAppender // the query vector, cast to the same type
@@ -209,33 +211,53 @@ func (p plan) where(cond string) schema.QueryAppender {
 	return bun.SafeQuery(cond+" AND ?", p.filter)
 }
 
-const resultColumns = "k.id, k.file_id, k.text, %s, k.ordinal, k.pages, k.metadata"
+// nearest is the n chunks nearest to the query vector: the index's n best and the delta's n
+// best (an exact scan, the delta has no vector index) together, with cols selected from each
+// (aliased k) and the distance as d. The caller orders and cuts the union.
+func (p plan) nearest(cols string, n int) schema.QueryAppender {
+	part := `(SELECT ` + cols + `, ? <=> ? AS d FROM ? k WHERE ? ORDER BY ? <=> ? LIMIT ?)`
+	return bun.SafeQuery(part+" UNION ALL "+part,
+		p.emb, p.vec, p.table, p.where("k.embedding IS NOT NULL"), p.emb, p.vec, n,
+		p.emb, p.vec, p.delta, p.where("k.embedding IS NOT NULL"), p.emb, p.vec, n)
+}
+
+// matching is the n chunks that rank best by full text, from both tables, with cols and the rank
+// as r; ties is the order among equal ranks (the caller's, so that both cut the same rows). The
+// caller orders and cuts the union.
+func (p plan) matching(cols, ties string, n int) schema.QueryAppender {
+	part := `(SELECT ` + cols + `, ts_rank_cd(k.tsv, tq.query) AS r
+		FROM ? k, websearch_to_tsquery(?::regconfig, ?) AS tq(query)
+		WHERE ? ORDER BY r DESC, ` + ties + ` LIMIT ?)`
+	return bun.SafeQuery(part+" UNION ALL "+part,
+		p.table, p.lang, p.text, p.where("k.tsv @@ tq.query"), n,
+		p.delta, p.lang, p.text, p.where("k.tsv @@ tq.query"), n)
+}
+
+const (
+	rowColumns    = "k.id, k.file_id, k.text, k.ordinal, k.pages, k.metadata"
+	resultColumns = "id, file_id, text, %s, ordinal, pages, metadata"
+)
 
 // vector ranks by cosine distance. relaxed_order may return index rows slightly out of order, so
 // the LIMITed index scan is materialized and sorted again, as pgvector's documentation advises.
 func (p plan) vector(n int) schema.QueryAppender {
-	return bun.SafeQuery(`WITH v AS MATERIALIZED (
-			SELECT `+fmt.Sprintf(resultColumns, "? <=> ? AS d")+`
-			FROM ? k WHERE ? ORDER BY ? <=> ? LIMIT ?)
-		SELECT id, file_id, text, 1 - d, ordinal, pages, metadata FROM v ORDER BY d, file_id, ordinal`,
-		p.emb, p.vec, p.table, p.where("k.embedding IS NOT NULL"), p.emb, p.vec, n)
+	return bun.SafeQuery(`WITH v AS MATERIALIZED (?)
+		SELECT `+fmt.Sprintf(resultColumns, "1 - d")+` FROM v ORDER BY d, file_id, ordinal LIMIT ?`,
+		p.nearest(rowColumns, n), n)
 }
 
 func (p plan) fulltext(n int) schema.QueryAppender {
-	return bun.SafeQuery(`SELECT `+fmt.Sprintf(resultColumns, "ts_rank_cd(k.tsv, tq.query) AS score")+`
-		FROM ? k, websearch_to_tsquery(?::regconfig, ?) AS tq(query)
-		WHERE ? ORDER BY score DESC, k.file_id, k.ordinal LIMIT ?`,
-		p.table, p.lang, p.text, p.where("k.tsv @@ tq.query"), n)
+	return bun.SafeQuery(`WITH f AS MATERIALIZED (?)
+		SELECT `+fmt.Sprintf(resultColumns, "r")+` FROM f ORDER BY r DESC, file_id, ordinal LIMIT ?`,
+		p.matching(rowColumns, "k.file_id, k.ordinal", n), n)
 }
 
 // hybrid fuses the two rankings, each cut to pool candidates, by reciprocal rank fusion.
 func (p plan) hybrid(pool, n int) schema.QueryAppender {
 	return bun.SafeQuery(`WITH v AS MATERIALIZED (
-			SELECT k.id, ? <=> ? AS d FROM ? k WHERE ? ORDER BY ? <=> ? LIMIT ?
+			SELECT id, d FROM (?) u ORDER BY d, id LIMIT ?
 		), f AS MATERIALIZED (
-			SELECT k.id, ts_rank_cd(k.tsv, tq.query) AS r
-			FROM ? k, websearch_to_tsquery(?::regconfig, ?) AS tq(query)
-			WHERE ? ORDER BY r DESC, k.id LIMIT ?
+			SELECT id, r FROM (?) u ORDER BY r DESC, id LIMIT ?
 		), fused AS (
 			SELECT id, sum(1.0::float8 / (? + rank)) AS score FROM (
 				SELECT id, row_number() OVER (ORDER BY d, id) AS rank FROM v
@@ -244,12 +266,12 @@ func (p plan) hybrid(pool, n int) schema.QueryAppender {
 			) ranked GROUP BY id
 		)
 		SELECT `+fmt.Sprintf(resultColumns, "fused.score")+`
-		FROM fused JOIN ? k ON k.id = fused.id
+		FROM fused JOIN (SELECT `+rowColumns+` FROM ? k UNION ALL SELECT `+rowColumns+` FROM ? k) k USING (id)
 		ORDER BY fused.score DESC, k.file_id, k.ordinal LIMIT ?`,
-		p.emb, p.vec, p.table, p.where("k.embedding IS NOT NULL"), p.emb, p.vec, pool,
-		p.table, p.lang, p.text, p.where("k.tsv @@ tq.query"), pool,
+		p.nearest("k.id", pool), pool,
+		p.matching("k.id", "k.id", pool), pool,
 		rrfK,
-		p.table, n)
+		p.table, p.delta, n)
 }
 
 // filter is the caller's restriction of q, nil when there is none.

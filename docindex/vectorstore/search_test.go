@@ -50,10 +50,9 @@ func texts(res []vectorstore.Result) []string {
 	return out
 }
 
-func TestSearchVector(t *testing.T) {
-	t.Parallel()
+func testSearchVector(t *testing.T, opts []vectorstore.Option) {
 	ctx := context.Background()
-	s, _, col := provisioned(t, 4, "english")
+	s, _, col := provisioned(t, 4, "english", opts...)
 	err := s.Replace(ctx, col, uuid.New(), []vectorstore.Chunk{
 		{Ordinal: 0, Text: "far", Embedding: []float32{0, 0, 0, 1}},
 		{Ordinal: 1, Text: "nearest", Embedding: []float32{1, 0.05, 0, 0}},
@@ -73,10 +72,9 @@ func TestSearchVector(t *testing.T) {
 	}
 }
 
-func TestSearchFulltextLanguage(t *testing.T) {
-	t.Parallel()
+func testSearchFulltextLanguage(t *testing.T, opts []vectorstore.Option) {
 	ctx := context.Background()
-	s, _, col := provisioned(t, 4, "english")
+	s, _, col := provisioned(t, 4, "english", opts...)
 	file := uuid.New()
 	err := s.Replace(ctx, col, file, []vectorstore.Chunk{
 		{Ordinal: 0, Text: "The runners were running quickly", Embedding: unit(4, 0)},
@@ -122,10 +120,9 @@ func TestSearchFulltextLanguage(t *testing.T) {
 }
 
 // A chunk ranked second by both rankings beats the chunks ranked first by only one of them.
-func TestSearchHybrid(t *testing.T) {
-	t.Parallel()
+func testSearchHybrid(t *testing.T, opts []vectorstore.Option) {
 	ctx := context.Background()
-	s, _, col := provisioned(t, 8, "english")
+	s, _, col := provisioned(t, 8, "english", opts...)
 	q := unit(8, 0)
 	mix := func(j int, w float32) []float32 {
 		v := unit(8, 0)
@@ -179,10 +176,9 @@ func TestSearchHybrid(t *testing.T) {
 	}
 }
 
-func TestSearchFilters(t *testing.T) {
-	t.Parallel()
+func testSearchFilters(t *testing.T, opts []vectorstore.Option) {
 	ctx := context.Background()
-	s, _, col := provisioned(t, 4, "english")
+	s, _, col := provisioned(t, 4, "english", opts...)
 	files := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
 	teams := []string{"red", "blue"}
 	acls := [][]string{nil, {"alice", "bob"}, {"carol"}}
@@ -282,10 +278,9 @@ func cosine(a, b []float32) float64 {
 // test database turns sequential scans off, as the planner does by itself on a large table: the
 // HNSW index scan then stops after ef_search candidates, about two of them visible, unless the
 // scan goes on.
-func TestSearchFilteredVectorFillsTopK(t *testing.T) {
-	t.Parallel()
+func testSearchFilteredVectorFillsTopK(t *testing.T, opts []vectorstore.Option) {
 	ctx := context.Background()
-	s, db, col := provisioned(t, 8, "english")
+	s, db, col := provisioned(t, 8, "english", opts...)
 	all := randomChunks(1500, 8, 7)
 	for i := range all {
 		if i%50 == 0 {
@@ -342,10 +337,9 @@ func TestSearchFilteredVectorFillsTopK(t *testing.T) {
 	}
 }
 
-func TestSearchTopK(t *testing.T) {
-	t.Parallel()
+func testSearchTopK(t *testing.T, opts []vectorstore.Option) {
 	ctx := context.Background()
-	s, _, col := provisioned(t, 8, "english")
+	s, _, col := provisioned(t, 8, "english", opts...)
 	if err := s.Replace(ctx, col, uuid.New(), randomChunks(150, 8, 3)); err != nil {
 		t.Fatal(err)
 	}
@@ -372,10 +366,9 @@ func TestSearchNoTable(t *testing.T) {
 	}
 }
 
-func TestSearchErrors(t *testing.T) {
-	t.Parallel()
+func testSearchErrors(t *testing.T, opts []vectorstore.Option) {
 	ctx := context.Background()
-	s, _, col := provisioned(t, 4, "english")
+	s, _, col := provisioned(t, 4, "english", opts...)
 	if err := s.Replace(ctx, col, uuid.New(), chunks(4, "x")); err != nil {
 		t.Fatal(err)
 	}
@@ -387,6 +380,33 @@ func TestSearchErrors(t *testing.T) {
 	} {
 		if _, err := s.Search(ctx, col, q); err == nil {
 			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// TestSearch runs every search test twice: with the chunks in the collection's delta table, where
+// Replace puts them and Search ranks them exactly, and in the HNSW-indexed table, where the merge
+// moves them (a store with deferred indexing off writes them there at once).
+func TestSearch(t *testing.T) {
+	t.Parallel()
+	tests := map[string]func(*testing.T, []vectorstore.Option){
+		"Vector":                  testSearchVector,
+		"FulltextLanguage":        testSearchFulltextLanguage,
+		"Hybrid":                  testSearchHybrid,
+		"Filters":                 testSearchFilters,
+		"FilteredVectorFillsTopK": testSearchFilteredVectorFillsTopK,
+		"TopK":                    testSearchTopK,
+		"Errors":                  testSearchErrors,
+	}
+	for name, test := range tests {
+		for mode, opts := range map[string][]vectorstore.Option{
+			"delta":   nil,
+			"indexed": {vectorstore.WithMaxPending(0)},
+		} {
+			t.Run(name+"/"+mode, func(t *testing.T) {
+				t.Parallel()
+				test(t, opts)
+			})
 		}
 	}
 }

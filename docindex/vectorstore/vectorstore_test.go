@@ -17,10 +17,10 @@ import (
 )
 
 // provisioned returns a store over a fresh database and a collection whose table exists.
-func provisioned(t *testing.T, dims int, language string) (*vectorstore.Store, *bun.DB, uuid.UUID) {
+func provisioned(t *testing.T, dims int, language string, opts ...vectorstore.Option) (*vectorstore.Store, *bun.DB, uuid.UUID) {
 	t.Helper()
 	db := docindextest.NewDB(t)
-	s := vectorstore.New(db)
+	s := vectorstore.New(db, opts...)
 	col := uuid.New()
 	if err := s.Provision(context.Background(), db, col, dims, language); err != nil {
 		t.Fatal(err)

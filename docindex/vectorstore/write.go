@@ -31,12 +31,17 @@ type Chunk struct {
 // columns are the columns Replace writes; id defaults to gen_random_uuid() and tsv is generated.
 var columns = []string{"file_id", "ordinal", "text", "pages", "metadata", "embedding"}
 
-// Replace makes chunks the chunks of fileID: it deletes the file's previous chunks and writes
-// the new ones in one transaction, so a job that is retried, or that runs again after its worker
-// died, never leaves duplicates. Rows go in with COPY when the database runs over pgx's stdlib
-// driver. A transaction-scoped advisory lock on (collection, file) serializes two Replaces of the
-// same file, which would otherwise both delete nothing and both insert. An empty chunks only
-// deletes. The table must exist (Provision).
+// Replace makes chunks the chunks of fileID: it deletes the file's previous chunks, merged or
+// not, and writes the new ones in one transaction, so a job that is retried, or that runs again
+// after its worker died, never leaves duplicates. Rows go in with COPY when the database runs over
+// pgx's stdlib driver. A transaction-scoped advisory lock on (collection, file) serializes two
+// Replaces of the same file, which would otherwise both delete nothing and both insert, and
+// Replace against the merge. An empty chunks only deletes. The tables must exist (Provision).
+//
+// The rows go into the collection's delta table, which has no HNSW index, and the file is
+// recorded in chunk_pending in the same transaction; Merge moves them into the indexed table
+// later. They are searchable as soon as Replace returns. When the collection's unmerged chunks
+// would pass the store's bound (WithMaxPending), the rows go into the indexed table at once.
 //
 // Text is stored as valid UTF-8 without NUL bytes (PostgreSQL refuses both): invalid sequences
 // become U+FFFD and NULs are dropped, rather than failing a whole file over one stray byte.
@@ -50,25 +55,44 @@ func (s *Store) Replace(ctx context.Context, collectionID, fileID uuid.UUID, chu
 		return fmt.Errorf("vectorstore: replace chunks of file %s: %w", fileID, err)
 	}
 	defer conn.Close()
-	viaCopy := false
+	viaCopy, deferred := false, false
 	err = conn.Raw(func(dc any) error {
 		sc, ok := dc.(*stdlib.Conn)
 		if !ok {
 			return nil
 		}
 		viaCopy = true
-		return copyReplace(ctx, sc.Conn(), collectionID, fileID, rows)
+		deferred, err = s.copyReplace(ctx, sc.Conn(), collectionID, fileID, rows)
+		return err
 	})
 	if err == nil && !viaCopy {
 		err = conn.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			return insertReplace(ctx, tx, collectionID, fileID, rows)
+			deferred, err = s.insertReplace(ctx, tx, collectionID, fileID, rows)
+			return err
 		})
 	}
 	if err != nil {
 		return fmt.Errorf("vectorstore: replace chunks of file %s in %s: %w", fileID, Table(collectionID), err)
 	}
+	if deferred {
+		s.poke()
+	}
 	return nil
 }
+
+// defer reports whether n rows go into the delta, given the chunks of other files already
+// waiting there.
+func (s *Store) deferRows(pending int64, n int) bool {
+	return n > 0 && s.maxPending > 0 && pending+int64(n) <= int64(s.maxPending)
+}
+
+const (
+	// pendingOthers is the number of unmerged chunks of the collection's other files.
+	pendingOthers = "SELECT coalesce(sum(chunks), 0) FROM " + pendingTable + " WHERE collection_id = $1 AND file_id <> $2"
+	pendingUpsert = "INSERT INTO " + pendingTable + " (collection_id, file_id, chunks) VALUES ($1, $2, $3) " +
+		"ON CONFLICT (collection_id, file_id) DO UPDATE SET chunks = excluded.chunks, queued_at = now()"
+	pendingDelete = "DELETE FROM " + pendingTable + " WHERE collection_id = $1 AND file_id = $2"
+)
 
 // row is a chunk ready to write.
 type row struct {
@@ -121,19 +145,30 @@ func lockKey(collectionID, fileID uuid.UUID) int64 {
 	return int64(h.Sum64())
 }
 
-func copyReplace(ctx context.Context, c *pgx.Conn, collectionID, fileID uuid.UUID, rows []row) error {
+func (s *Store) copyReplace(ctx context.Context, c *pgx.Conn, collectionID, fileID uuid.UUID, rows []row) (deferred bool, err error) {
 	tx, err := c.Begin(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op after Commit
-	// Lock and delete in one round trip.
+	// Lock, measure the delta and delete in one round trip. The delta is deleted from first: a
+	// merge moves rows from it into the indexed table, and although the lock keeps the two
+	// apart, that order would find every row even without it (under READ COMMITTED each DELETE
+	// sees what committed before it started).
+	cid, fid := pgtype.UUID{Bytes: collectionID, Valid: true}, pgtype.UUID{Bytes: fileID, Valid: true}
 	b := &pgx.Batch{}
 	b.Queue("SELECT pg_advisory_xact_lock($1)", lockKey(collectionID, fileID))
-	fid := pgtype.UUID{Bytes: fileID, Valid: true}
+	var pending int64
+	b.Queue(pendingOthers, cid, fid).QueryRow(func(r pgx.Row) error { return r.Scan(&pending) })
+	b.Queue(fmt.Sprintf("DELETE FROM %s WHERE file_id = $1", qualifiedDelta(collectionID)), fid)
 	b.Queue(fmt.Sprintf("DELETE FROM %s WHERE file_id = $1", qualified(collectionID)), fid)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return err
+		return false, err
+	}
+	deferred = s.deferRows(pending, len(rows))
+	target := Table(collectionID)
+	if deferred {
+		target = DeltaTable(collectionID)
 	}
 	if len(rows) > 0 {
 		// Without pgvector's pgx types registered on the connection, the vector OID is unknown to
@@ -161,31 +196,52 @@ func copyReplace(ctx context.Context, c *pgx.Conn, collectionID, fileID uuid.UUI
 			}
 			return []any{fid, r.ordinal, r.text, pages, r.metadata, emb}, nil
 		})
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{Schema, Table(collectionID)}, columns, src); err != nil {
-			return err
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{Schema, target}, columns, src); err != nil {
+			return false, err
 		}
 	}
-	return tx.Commit(ctx)
+	if deferred {
+		_, err = tx.Exec(ctx, pendingUpsert, cid, fid, len(rows))
+	} else {
+		_, err = tx.Exec(ctx, pendingDelete, cid, fid)
+	}
+	if err != nil {
+		return false, err
+	}
+	return deferred, tx.Commit(ctx)
 }
 
 // insertBatch is the number of rows per INSERT on the fallback path: a statement of a few
 // hundred rows amortizes the round trip without building huge query strings.
 const insertBatch = 200
 
-// insertReplace is Replace for drivers other than pgx: the same lock and delete, then multi-row
+// insertReplace is Replace for drivers other than pgx: the same lock and deletes, then multi-row
 // INSERTs formatted by bun.
-func insertReplace(ctx context.Context, tx bun.Tx, collectionID, fileID uuid.UUID, rows []row) error {
+func (s *Store) insertReplace(ctx context.Context, tx bun.Tx, collectionID, fileID uuid.UUID, rows []row) (deferred bool, err error) {
 	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", lockKey(collectionID, fileID)); err != nil {
-		return err
+		return false, err
+	}
+	var pending int64
+	if err := tx.QueryRowContext(ctx, "SELECT coalesce(sum(chunks), 0) FROM "+pendingTable+" WHERE collection_id = ? AND file_id <> ?",
+		collectionID, fileID).Scan(&pending); err != nil {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM ? WHERE file_id = ?", qualifiedDelta(collectionID), fileID); err != nil {
+		return false, err
 	}
 	if _, err := tx.ExecContext(ctx, "DELETE FROM ? WHERE file_id = ?", qualified(collectionID), fileID); err != nil {
-		return err
+		return false, err
+	}
+	deferred = s.deferRows(pending, len(rows))
+	target := qualified(collectionID)
+	if deferred {
+		target = qualifiedDelta(collectionID)
 	}
 	for start := 0; start < len(rows); start += insertBatch {
 		batch := rows[start:min(start+insertBatch, len(rows))]
 		var q strings.Builder
 		q.WriteString("INSERT INTO ? (file_id, ordinal, text, pages, metadata, embedding) VALUES ")
-		args := []any{qualified(collectionID)}
+		args := []any{target}
 		for i, r := range batch {
 			if i > 0 {
 				q.WriteString(", ")
@@ -201,8 +257,14 @@ func insertReplace(ctx context.Context, tx bun.Tx, collectionID, fileID uuid.UUI
 			args = append(args, fileID, r.ordinal, r.text, pages, string(r.metadata), emb)
 		}
 		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	if deferred {
+		_, err = tx.ExecContext(ctx, "INSERT INTO "+pendingTable+" (collection_id, file_id, chunks) VALUES (?, ?, ?) "+
+			"ON CONFLICT (collection_id, file_id) DO UPDATE SET chunks = excluded.chunks, queued_at = now()", collectionID, fileID, len(rows))
+	} else {
+		_, err = tx.ExecContext(ctx, "DELETE FROM "+pendingTable+" WHERE collection_id = ? AND file_id = ?", collectionID, fileID)
+	}
+	return deferred, err
 }

@@ -61,7 +61,7 @@ func TestInsertReplace(t *testing.T) {
 	}
 	for _, prefix := range []string{"old", "new"} {
 		if err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			return vectorstore.InsertReplace(ctx, tx, col, file, testChunks(prefix))
+			return s.InsertReplace(ctx, tx, col, file, testChunks(prefix))
 		}); err != nil {
 			t.Fatal(err)
 		}

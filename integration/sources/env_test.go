@@ -199,15 +199,15 @@ func (e *env) fileNames(t *testing.T, sourceID uuid.UUID) []string {
 	return names
 }
 
-// chunks is the collection's chunk table.
-func (e *env) chunks() string { return "docindex." + vectorstore.Table(e.coll.ID) }
+// chunks is a FROM item (alias it) of every chunk of the collection, merged or not.
+func (e *env) chunks() string { return vectorstore.Relation(e.coll.ID) }
 
 // chunkIDs is a fingerprint of the collection's chunks: their ids, in order.
 func (e *env) chunkIDs(t *testing.T) string {
 	t.Helper()
 	var ids string
 	if err := e.svc.DB().QueryRowContext(context.Background(),
-		"SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM "+e.chunks()).Scan(&ids); err != nil {
+		"SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM "+e.chunks()+" k").Scan(&ids); err != nil {
 		t.Fatal(err)
 	}
 	return ids
@@ -349,7 +349,7 @@ func (e *env) run(t *testing.T, src *docindex.SourceView, lc lifecycle) {
 	if n := e.count(t, "SELECT count(*) FROM docindex.files WHERE id = ?", gone.file); n != 0 {
 		t.Errorf("the deleted item's file row is still there")
 	}
-	if n := e.count(t, "SELECT count(*) FROM "+e.chunks()+" WHERE file_id = ?", gone.file); n != 0 {
+	if n := e.count(t, "SELECT count(*) FROM "+e.chunks()+" k WHERE file_id = ?", gone.file); n != 0 {
 		t.Errorf("the deleted item left %d chunks", n)
 	}
 	if n := e.count(t, "SELECT count(*) FROM docindex.files WHERE source_id = ?", id); n != lc.items-1 {
