@@ -103,6 +103,19 @@ func TestMarkdown(t *testing.T) {
 	if d.Format != "markdown" || d.Title != "Setext Title" {
 		t.Errorf("format %q title %q", d.Format, d.Title)
 	}
+	for src, want := range map[string]string{
+		"# C# Guide ##\n": "C# Guide",
+		"intro\r\n\r\nWindows Title\r\n===\r\nbody": "Windows Title",
+		"## Second level\n\n#\tTabbed\n":            "Tabbed",
+		"#hashtag\n\n===\nno title above\n":         "",
+		"plain text only":                           "",
+		"Underlined\n= = =\n":                       "",
+	} {
+		d := extract(t, e, writeFile(t, dir, "t.md", []byte(src)), "t.md", "")
+		if d.Title != want {
+			t.Errorf("title of %q = %q, want %q", src, d.Title, want)
+		}
+	}
 }
 
 func TestJSON(t *testing.T) {
