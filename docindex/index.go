@@ -30,6 +30,16 @@ const embedBatch = 64
 // Indexing is idempotent: the file's chunks are replaced in one transaction, so a retried or
 // rescued job never duplicates them.
 func (s *Service) Handle(ctx context.Context, j queue.Job) error {
+	s.running.Add(1)
+	defer func() {
+		if s.running.Add(-1) == 0 {
+			s.vectors.Wake() // the index merge waits for idle moments
+		}
+	}()
+	return s.handle(ctx, j)
+}
+
+func (s *Service) handle(ctx context.Context, j queue.Job) error {
 	switch j.Type {
 	case queue.TypeIndex, queue.TypeReindex:
 		if !j.FileID.Valid {

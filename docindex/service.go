@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -33,6 +34,7 @@ type Service struct {
 	queue         *queue.Queue
 	vectors       *vectorstore.Store
 	vectorOpts    []vectorstore.Option
+	running       atomic.Int64 // jobs this process is running (Handle), which the index merge yields to
 	maxUpload     int64
 	queueOpts     []queue.Option
 	extractor     *extract.Extractor
@@ -142,10 +144,15 @@ func New(db *bun.DB, opts ...Option) (*Service, error) {
 // HNSW indexes, until ctx ends. Chunks are searchable before (Search ranks the delta exactly); the
 // merge keeps the delta small. Run it in every process that runs workers (docindex serve and
 // docindex worker do); several processes may run it at once.
+//
+// The merge yields to this process's jobs: while any runs, it merges only collections whose delta
+// passed half its bound (vectorstore.WithYield), and it starts when the last job ends.
 func (s *Service) RunIndexMerge(ctx context.Context) {
-	s.vectors.Run(ctx, 2*time.Second, func(err error) {
-		s.log.WarnContext(ctx, "merge chunks into the vector index", "err", err)
-	})
+	s.vectors.Run(ctx,
+		vectorstore.WithYield(func() bool { return s.running.Load() > 0 }),
+		vectorstore.WithErrorHandler(func(err error) {
+			s.log.WarnContext(ctx, "merge chunks into the vector index", "err", err)
+		}))
 }
 
 // Queue returns the job queue, for running workers (worker.New(svc.Queue(), svc): the Service is the handler).

@@ -17,13 +17,22 @@ import (
 // later. A file's rows are moved in one INSERT ... SELECT, so the HNSW insert of every row, the
 // cost that Replace no longer pays, is paid here.
 func (s *Store) Merge(ctx context.Context, maxFiles int) (int, error) {
+	return s.mergeOver(ctx, maxFiles, 0)
+}
+
+// mergeOver is Merge limited to the collections with more than minPending unmerged chunks.
+func (s *Store) mergeOver(ctx context.Context, maxFiles, minPending int) (int, error) {
 	type pendingFile struct {
 		CollectionID uuid.UUID `bun:"collection_id"`
 		FileID       uuid.UUID `bun:"file_id"`
 	}
+	q := s.db.NewRaw("SELECT collection_id, file_id FROM "+pendingTable+" ORDER BY queued_at LIMIT ?", maxFiles)
+	if minPending > 0 {
+		q = s.db.NewRaw("SELECT collection_id, file_id FROM "+pendingTable+" WHERE collection_id IN (SELECT collection_id FROM "+
+			pendingTable+" GROUP BY collection_id HAVING sum(chunks) > ?) ORDER BY queued_at LIMIT ?", minPending, maxFiles)
+	}
 	var files []pendingFile
-	if err := s.db.NewRaw("SELECT collection_id, file_id FROM "+pendingTable+" ORDER BY queued_at LIMIT ?", maxFiles).
-		Scan(ctx, &files); err != nil {
+	if err := q.Scan(ctx, &files); err != nil {
 		return 0, fmt.Errorf("vectorstore: merge: list pending files: %w", err)
 	}
 	moved := 0
@@ -94,16 +103,47 @@ func (s *Store) poke() {
 	}
 }
 
+// Wake makes a Run loop of this Store look for work now rather than at its next poll: for a
+// caller whose busy function (WithYield) just turned false.
+func (s *Store) Wake() { s.poke() }
+
 // mergeBatch is the number of files Run merges between two checks of its context.
 const mergeBatch = 16
 
+// RunOption configures Run.
+type RunOption func(*runConfig)
+
+type runConfig struct {
+	poll  time.Duration
+	onErr func(error)
+	busy  func() bool
+}
+
+// WithPoll sets how often Run looks for chunks that other processes deferred (default 2s).
+func WithPoll(d time.Duration) RunOption {
+	return func(c *runConfig) {
+		if d > 0 {
+			c.poll = d
+		}
+	}
+}
+
+// WithErrorHandler receives the errors of Run's merges, which are retried at the next poll.
+func WithErrorHandler(f func(error)) RunOption { return func(c *runConfig) { c.onErr = f } }
+
+// WithYield makes the merge give way to indexing: while busy reports true, Run merges only the
+// collections whose unmerged chunks passed half the store's bound, so that the graph inserts do not
+// take the CPU and I/O that the jobs writing chunks are waiting for, yet no delta reaches its
+// bound while jobs keep coming. Call Wake when busy turns false.
+func WithYield(busy func() bool) RunOption { return func(c *runConfig) { c.busy = busy } }
+
 // Run merges delta tables into the indexed tables until ctx ends: at once after a Replace of this
-// Store deferred rows, and every poll otherwise (for Replaces of other processes). Every process
-// that writes chunks should run it; several may. Errors are reported to onErr (which may be nil)
-// and retried at the next poll.
-func (s *Store) Run(ctx context.Context, poll time.Duration, onErr func(error)) {
-	if poll <= 0 {
-		poll = 2 * time.Second
+// Store deferred rows (or Wake), and every poll otherwise (for Replaces of other processes). Every
+// process that writes chunks should run it; several may.
+func (s *Store) Run(ctx context.Context, opts ...RunOption) {
+	c := runConfig{poll: 2 * time.Second}
+	for _, o := range opts {
+		o(&c)
 	}
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -115,10 +155,14 @@ func (s *Store) Run(ctx context.Context, poll time.Duration, onErr func(error)) 
 		case <-t.C:
 		}
 		for ctx.Err() == nil {
-			n, err := s.Merge(ctx, mergeBatch)
+			minPending := 0
+			if c.busy != nil && c.busy() {
+				minPending = max(s.maxPending/2, 1)
+			}
+			n, err := s.mergeOver(ctx, mergeBatch, minPending)
 			if err != nil {
-				if onErr != nil && !errors.Is(err, context.Canceled) {
-					onErr(err)
+				if c.onErr != nil && !errors.Is(err, context.Canceled) {
+					c.onErr(err)
 				}
 				break
 			}
@@ -132,6 +176,6 @@ func (s *Store) Run(ctx context.Context, poll time.Duration, onErr func(error)) 
 			default:
 			}
 		}
-		t.Reset(poll)
+		t.Reset(c.poll)
 	}
 }

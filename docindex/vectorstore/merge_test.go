@@ -327,7 +327,7 @@ func TestRun(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.Run(ctx, 200*time.Millisecond, func(err error) { t.Error(err) })
+		s.Run(ctx, vectorstore.WithPoll(200*time.Millisecond), vectorstore.WithErrorHandler(func(err error) { t.Error(err) }))
 	}()
 	waitMerged := func(what string) {
 		t.Helper()
@@ -350,6 +350,57 @@ func TestRun(t *testing.T) {
 	waitMerged("another Store's Replace")
 	if got := rowsIn(t, db, vectorstore.Table(col)); got != 6 {
 		t.Fatalf("indexed table holds %d rows, want 6", got)
+	}
+	cancel()
+	<-done
+}
+
+// While busy, Run merges only collections past half the bound; when busy ends, Wake starts the
+// rest at once.
+func TestRunYields(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, db, small := provisioned(t, 4, "english", vectorstore.WithMaxPending(20))
+	large := uuid.New()
+	if err := s.Provision(ctx, db, large, 4, "english"); err != nil {
+		t.Fatal(err)
+	}
+	var busy atomic.Bool
+	busy.Store(true)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Run(ctx, vectorstore.WithPoll(time.Hour), vectorstore.WithYield(busy.Load),
+			vectorstore.WithErrorHandler(func(err error) { t.Error(err) }))
+	}()
+	if err := s.Replace(ctx, small, uuid.New(), chunks(5, "small")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 { // 12 chunks: past half of 20
+		if err := s.Replace(ctx, large, uuid.New(), chunks(4, fmt.Sprint("large", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for pending(t, s, large) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the collection past half the bound was not merged while busy")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // room for a wrong merge to happen
+	if got := pending(t, s, small); got != 5 {
+		t.Fatalf("the small collection has %d pending while busy, want its 5 left for later", got)
+	}
+	busy.Store(false)
+	s.Wake()
+	deadline = time.Now().Add(10 * time.Second)
+	for pending(t, s, small) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("Wake after busy ended did not merge the small collection")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	cancel()
 	<-done
