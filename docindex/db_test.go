@@ -69,14 +69,17 @@ func TestMigrateGivesOldChunkTablesADelta(t *testing.T) {
 	if err := docindex.Migrate(ctx, db); err != nil {
 		t.Fatal(err)
 	}
-	// The state before the migration: a chunk table without a delta, no chunk_pending, and the
-	// migration not yet applied.
+	// The state before the migration: a chunk table whose tsv is generated, without a delta, no
+	// chunk_pending, and the migration not yet applied.
 	s := vectorstore.New(db)
 	col := uuid.New()
 	if err := s.Provision(ctx, db, col, 3, "english"); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
+		"ALTER TABLE docindex." + vectorstore.Table(col) + " DROP COLUMN tsv, " +
+			"ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, text)) STORED",
+		"INSERT INTO docindex." + vectorstore.Table(col) + " (file_id, text, embedding) VALUES (gen_random_uuid(), 'old tables kept', '[0,1,0]')",
 		"DROP TABLE docindex." + vectorstore.DeltaTable(col),
 		"DROP TABLE docindex.chunk_pending",
 		"DELETE FROM docindex.migrations WHERE name = '20261122000030'",
@@ -98,9 +101,14 @@ func TestMigrateGivesOldChunkTablesADelta(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, step := range []string{"unmerged", "merged"} {
-		res, err := s.Search(ctx, col, vectorstore.Query{Text: "tables", Vector: []float32{1, 0, 0}})
+		res, err := s.Search(ctx, col, vectorstore.Query{Text: "migrated", Mode: vectorstore.ModeFulltext})
 		if err != nil || len(res) != 1 || res[0].FileID != file {
-			t.Fatalf("%s: search = %v, %v; want the one chunk", step, res, err)
+			t.Fatalf("%s: search = %v, %v; want the new chunk", step, res, err)
+		}
+		// The old row keeps its tsvector.
+		res, err = s.Search(ctx, col, vectorstore.Query{Text: "kept", Mode: vectorstore.ModeFulltext})
+		if err != nil || len(res) != 1 || res[0].Text != "old tables kept" {
+			t.Fatalf("%s: full-text search of the old row = %v, %v", step, res, err)
 		}
 		if n, err := s.Merge(ctx, 10); err != nil || (step == "unmerged" && n != 1) {
 			t.Fatalf("merge = %d, %v", n, err)

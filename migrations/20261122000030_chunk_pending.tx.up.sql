@@ -14,7 +14,9 @@ CREATE TABLE docindex.chunk_pending (
 );
 CREATE INDEX chunk_pending_queued_idx ON docindex.chunk_pending (queued_at);
 
--- Chunk tables made before this migration get their delta table, as Provision now makes it.
+-- Chunk tables made before this migration get their delta table, as Provision now makes it, and
+-- their tsv becomes a plain column: rows now arrive from the delta with the tsvector its generated
+-- column computed, so the indexed table no longer computes it a second time.
 DO $$
 DECLARE
     t text;
@@ -28,5 +30,9 @@ BEGIN
         EXECUTE format('ALTER TABLE docindex.%I ADD PRIMARY KEY (id)', t || '_delta');
         EXECUTE format('CREATE INDEX %I ON docindex.%I (file_id)', t || '_delta_file_idx', t || '_delta');
         EXECUTE format('CREATE INDEX %I ON docindex.%I USING gin (tsv)', t || '_delta_tsv_idx', t || '_delta');
+        IF EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = format('docindex.%I', t)::regclass
+                   AND attname = 'tsv' AND attgenerated = 's') THEN
+            EXECUTE format('ALTER TABLE docindex.%I ALTER COLUMN tsv DROP EXPRESSION', t);
+        END IF;
     END LOOP;
 END $$;

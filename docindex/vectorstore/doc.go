@@ -15,27 +15,30 @@
 //	pages      integer[]              -- page numbers where the extractor knew them, else NULL
 //	metadata   jsonb NOT NULL         -- heading path, access lists, ...
 //	embedding  vector(dims)           -- HNSW index, cosine distance
-//	tsv        tsvector GENERATED ALWAYS AS (to_tsvector('<language>'::regconfig, text)) STORED
-//	                                  -- GIN index
+//	tsv        tsvector           -- GIN index; in the delta GENERATED ALWAYS AS
+//	                                  -- (to_tsvector('<language>'::regconfig, text)) STORED
 //
 // The embedding dimension is fixed per table (the collection's model decides it). Up to 2000
 // dimensions the HNSW index is on the column with vector_cosine_ops; from 2001 to 4000, the limit
 // of pgvector's HNSW for vector, the index is on embedding::halfvec(dims) with halfvec_cosine_ops
 // and Search casts the same way, so models such as 3072-dimensional ones still get an index.
 //
-// # Why the tsvector is a stored generated column
+// # Where the tsvector is computed
 //
-// The language is part of the column's expression, so every row of a table is always indexed with
-// one language, whoever writes it: the server computes the tsvector while COPY streams rows in, so
-// Replace sends only the text and stays on the fast COPY path (a plain column would need either a
-// trigger or an INSERT ... SELECT from a staging table, both slower). RebuildFTS drops the column
-// and adds it again with the new language in one ALTER TABLE inside one transaction: the switch is
-// atomic, a concurrent Replace waits for it and then writes with the new language, and no row can
-// be left in the old one. The price is that the ALTER rewrites the table and rebuilds its indexes
-// (HNSW included) under an ACCESS EXCLUSIVE lock, so searches of that collection wait while it
-// runs. A language change is a rare administrative act run as a background job, and a bulk index
-// build is far cheaper than the alternative of an UPDATE of every row, which would insert each row
-// again into every index, HNSW included.
+// Every row enters through the delta table, whose tsv is a stored generated column: the language
+// is part of the column's expression, so the server computes the tsvector while COPY streams rows
+// in and Replace stays on the fast COPY path (a plain column would need a trigger or an INSERT ...
+// SELECT from a staging table, both slower). Rows move on to the indexed table (by the merge, or
+// in Replace's own transaction when not deferred) with their tsvector, into a plain column, so
+// to_tsvector, which costs about as much as the rest of a write, runs once per chunk. RebuildFTS
+// switches both tables in one transaction: the delta's column is dropped and added again with the
+// new language, the indexed table's is recomputed with ALTER COLUMN ... TYPE ... USING
+// to_tsvector(new language, text). The switch is atomic, a concurrent Replace or merge waits for
+// it, and no row can be left in the old language. The price is that both ALTERs rewrite their
+// table and rebuild its indexes (HNSW included) under an ACCESS EXCLUSIVE lock, so searches of
+// that collection wait while it runs. A language change is a rare administrative act run as a
+// background job, and a bulk index build is far cheaper than the alternative of an UPDATE of
+// every row, which would insert each row again into every index, HNSW included.
 //
 // # Search
 //
@@ -61,6 +64,15 @@
 // file's rows into the indexed table (keeping their ids) and removes its entry, one file per
 // transaction. The graph insert is still paid, by the merge, but no indexing job waits for it, and
 // a burst of uploads is indexed at the speed of COPY while the merge catches up.
+//
+// Building a graph in bulk costs a fraction of inserting into it row by row, so when a
+// collection's delta holds at least as many chunks as its indexed table (and at least
+// DefaultBulkMerge, see WithBulkMerge), as after the first upload into a collection, Run drops the
+// HNSW index, moves the pending files without graph inserts, and builds the index again with
+// CREATE INDEX CONCURRENTLY; writes and searches go on meanwhile, the indexed table being scanned
+// exactly until the index is ready. A session advisory lock per collection keeps two processes
+// from rebuilding at once, and every Run round repairs a table whose index is missing or invalid
+// (a rebuild whose process died).
 //
 // Search reads both tables: the vector ranking takes the n nearest from the HNSW index and the n
 // nearest from the delta by an exact scan, and orders the union; the full-text ranking does the

@@ -2,6 +2,8 @@ package vectorstore_test
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -404,4 +406,116 @@ func TestRunYields(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// indexOID is the oid of the collection's HNSW index and whether it is valid; 0 when it is missing.
+func indexOID(t *testing.T, db *bun.DB, col uuid.UUID) (oid int64, valid bool) {
+	t.Helper()
+	err := db.QueryRowContext(context.Background(), "SELECT indexrelid::oid::bigint, indisvalid FROM pg_index WHERE indexrelid = to_regclass(?)",
+		"docindex."+vectorstore.Table(col)+"_embedding_idx").Scan(&oid, &valid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return oid, valid
+}
+
+// runUntil runs s.Run until cond holds (failing the test after 20s) and stops it.
+func runUntil(t *testing.T, s *vectorstore.Store, what string, cond func() bool, opts ...vectorstore.RunOption) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Run(ctx, append([]vectorstore.RunOption{vectorstore.WithPoll(50 * time.Millisecond),
+			vectorstore.WithErrorHandler(func(err error) { t.Error(err) })}, opts...)...)
+	}()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not done after 20s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A delta at least as large as the indexed table is merged by rebuilding the HNSW index (a new
+// index, valid, same search results); a smaller one row by row (the index stays).
+func TestBulkMerge(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, db, col := provisioned(t, 8, "english", vectorstore.WithBulkMerge(20))
+	for i := range 3 {
+		if err := s.Replace(ctx, col, uuid.New(), randomChunks(10, 8, uint64(i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := vectorstore.Query{Mode: vectorstore.ModeVector, Vector: randomChunks(1, 8, 99)[0].Embedding, TopK: 5}
+	before := chunkIDs(search(t, s, col, q))
+	first, _ := indexOID(t, db, col)
+	// The rows move first, then the index is built concurrently.
+	runUntil(t, s, "bulk merge", func() bool {
+		oid, valid := indexOID(t, db, col)
+		return pending(t, s, col) == 0 && oid != first && valid
+	})
+	second, valid := indexOID(t, db, col)
+	if second == 0 || !valid || second == first {
+		t.Fatalf("index after a bulk merge: oid %d (was %d), valid %v; want a new valid index", second, first, valid)
+	}
+	if got := chunkIDs(search(t, s, col, q)); !slices.Equal(got, before) {
+		t.Fatalf("after the bulk merge: %v, want %v", got, before)
+	}
+	if got := count(t, s, col, nil); got != 30 {
+		t.Fatalf("Count %d, want 30", got)
+	}
+	// 25 more against 30 indexed: below the bulk size relative to the table, merged row by row.
+	for i := range 5 {
+		if err := s.Replace(ctx, col, uuid.New(), randomChunks(5, 8, uint64(10+i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runUntil(t, s, "row merge", func() bool { return pending(t, s, col) == 0 })
+	if third, valid := indexOID(t, db, col); third != second || !valid {
+		t.Fatalf("index after a row-by-row merge: oid %d, valid %v; want the same index %d", third, valid, second)
+	}
+}
+
+// A table left without its index (a rebuild that died between drop and build) or with an invalid
+// one gets it back from Run.
+func TestRepairIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, db, col := provisioned(t, 4, "english", vectorstore.WithBulkMerge(0), vectorstore.WithMaxPending(0))
+	if err := s.Replace(ctx, col, uuid.New(), chunks(8, "x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "DROP INDEX docindex."+vectorstore.Table(col)+"_embedding_idx"); err != nil {
+		t.Fatal(err)
+	}
+	runUntil(t, s, "repair", func() bool { oid, valid := indexOID(t, db, col); return oid != 0 && valid })
+	// An invalid index of that name: made by a concurrent build that fails (a unique index over
+	// duplicate values), under the same name.
+	if _, err := db.ExecContext(ctx, "DROP INDEX docindex."+vectorstore.Table(col)+"_embedding_idx"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "CREATE UNIQUE INDEX CONCURRENTLY "+vectorstore.Table(col)+"_embedding_idx ON docindex."+
+		vectorstore.Table(col)+" (file_id)"); err == nil {
+		t.Fatal("the unique index over duplicate file ids was built")
+	}
+	if oid, valid := indexOID(t, db, col); oid == 0 || valid {
+		t.Fatalf("set-up: index oid %d valid %v, want an invalid index", oid, valid)
+	}
+	runUntil(t, s, "repair of an invalid index", func() bool { oid, valid := indexOID(t, db, col); return oid != 0 && valid })
+	var method string
+	if err := db.QueryRowContext(ctx, "SELECT am.amname FROM pg_class c JOIN pg_am am ON am.oid = c.relam WHERE c.oid = to_regclass(?)",
+		"docindex."+vectorstore.Table(col)+"_embedding_idx").Scan(&method); err != nil || method != "hnsw" {
+		t.Fatalf("repaired index method %q (%v), want hnsw", method, err)
+	}
+	res := search(t, s, col, vectorstore.Query{Mode: vectorstore.ModeVector, Vector: unit(4, 1), TopK: 2})
+	if len(res) != 2 {
+		t.Fatalf("search after repair: %d results, want 2", len(res))
+	}
 }

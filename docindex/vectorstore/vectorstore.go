@@ -54,6 +54,7 @@ const pendingTable = "docindex.chunk_pending"
 type Store struct {
 	db         *bun.DB
 	maxPending int
+	bulkMin    int
 	// merge is poked (without blocking) when Replace wrote into a delta, so that a Run loop of
 	// the same process merges at once instead of at its next poll.
 	merge chan struct{}
@@ -73,10 +74,23 @@ func WithMaxPending(n int) Option {
 	return func(s *Store) { s.maxPending = max(n, 0) }
 }
 
+// DefaultBulkMerge is the default number of unmerged chunks from which Run rebuilds a
+// collection's HNSW index instead of inserting them one by one (see WithBulkMerge).
+const DefaultBulkMerge = 1000
+
+// WithBulkMerge sets when Run merges a collection by rebuilding its HNSW index: when at least n
+// chunks wait in its delta and no more than that many are indexed already (DefaultBulkMerge). A
+// bulk build costs a fraction of inserting the same rows one by one (measured: about 0.6 ms per
+// chunk against 2 to 5 ms), so the first upload into a collection, or one that doubles it, is
+// merged that way. 0 turns it off.
+func WithBulkMerge(n int) Option {
+	return func(s *Store) { s.bulkMin = max(n, 0) }
+}
+
 // New returns a Store over db. Replace uses COPY when db runs over pgx's stdlib driver (as
 // docindex.OpenDB opens it) and falls back to batched INSERTs over any other driver.
 func New(db *bun.DB, opts ...Option) *Store {
-	s := &Store{db: db, maxPending: DefaultMaxPending, merge: make(chan struct{}, 1)}
+	s := &Store{db: db, maxPending: DefaultMaxPending, bulkMin: DefaultBulkMerge, merge: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -97,6 +111,9 @@ func (s *Store) Provision(ctx context.Context, tx bun.IDB, collectionID uuid.UUI
 	}
 	t, name := qualified(collectionID), Table(collectionID)
 	d, dname := qualifiedDelta(collectionID), DeltaTable(collectionID)
+	// The two tables differ in tsv only: every row enters through the delta, where the server
+	// computes the tsvector, and moves to the indexed table with it (see the package
+	// documentation), so the language is part of the delta's definition alone.
 	const columns = `(
 			id        uuid PRIMARY KEY DEFAULT gen_random_uuid(),
 			file_id   uuid NOT NULL,
@@ -105,19 +122,19 @@ func (s *Store) Provision(ctx context.Context, tx bun.IDB, collectionID uuid.UUI
 			pages     integer[],
 			metadata  jsonb NOT NULL DEFAULT '{}',
 			embedding vector(?),
-			tsv       tsvector GENERATED ALWAYS AS (to_tsvector(?::regconfig, text)) STORED
-		)`
+			tsv       tsvector `
 	stmts := []struct {
 		query string
 		args  []any
 	}{
-		{`CREATE TABLE IF NOT EXISTS ? ` + columns, []any{t, dims, language}},
+		{`CREATE TABLE IF NOT EXISTS ? ` + columns + `)`, []any{t, dims}},
 		{`CREATE INDEX IF NOT EXISTS ? ON ? (file_id)`, []any{bun.Ident(name + "_file_idx"), t}},
 		{`CREATE INDEX IF NOT EXISTS ? ON ? USING hnsw (?)`, []any{bun.Ident(name + "_embedding_idx"), t, indexedEmbedding(dims)}},
 		{`CREATE INDEX IF NOT EXISTS ? ON ? USING gin (tsv)`, []any{bun.Ident(name + "_tsv_idx"), t}},
 		// Every row of the delta is deleted again by the merge: vacuum it after a thousand dead
 		// rows rather than after a fifth of the table, so the exact scans of Search stay short.
-		{`CREATE TABLE IF NOT EXISTS ? ` + columns + ` WITH (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
+		{`CREATE TABLE IF NOT EXISTS ? ` + columns + `GENERATED ALWAYS AS (to_tsvector(?::regconfig, text)) STORED)
+			WITH (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
 			autovacuum_vacuum_insert_scale_factor = 0, autovacuum_vacuum_insert_threshold = 1000)`, []any{d, dims, language}},
 		{`CREATE INDEX IF NOT EXISTS ? ON ? (file_id)`, []any{bun.Ident(dname + "_file_idx"), d}},
 		{`CREATE INDEX IF NOT EXISTS ? ON ? USING gin (tsv)`, []any{bun.Ident(dname + "_tsv_idx"), d}},
@@ -207,19 +224,19 @@ func (s *Store) RebuildFTS(ctx context.Context, collectionID uuid.UUID, language
 		if _, err := tx.ExecContext(ctx, "SELECT set_config('maintenance_work_mem', ?, true)", rebuildWorkMem); err != nil {
 			return err
 		}
-		for _, tbl := range []struct {
-			t    bun.Safe
-			name string
-		}{{t, name}, {qualifiedDelta(collectionID), DeltaTable(collectionID)}} {
-			if _, err := tx.ExecContext(ctx, `ALTER TABLE ? DROP COLUMN tsv,
-				ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector(?::regconfig, text)) STORED`, tbl.t, language); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, "CREATE INDEX ? ON ? USING gin (tsv)", bun.Ident(tbl.name+"_tsv_idx"), tbl.t); err != nil {
-				return err
-			}
+		// The indexed table's tsv is a plain column: recompute it in one rewrite, which also
+		// rebuilds the indexes. The delta's is generated: its expression names the language.
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE ? ALTER COLUMN tsv TYPE tsvector USING to_tsvector(?::regconfig, text)`,
+			t, language); err != nil {
+			return err
 		}
-		return nil
+		d := qualifiedDelta(collectionID)
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE ? DROP COLUMN tsv,
+			ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector(?::regconfig, text)) STORED`, d, language); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "CREATE INDEX ? ON ? USING gin (tsv)", bun.Ident(DeltaTable(collectionID)+"_tsv_idx"), d)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("vectorstore: rebuild full-text index of %s as %q: %w", name, language, err)

@@ -28,7 +28,8 @@ type Chunk struct {
 	Embedding []float32      // must have the table's dimension; nil stores NULL (found only by full text)
 }
 
-// columns are the columns Replace writes; id defaults to gen_random_uuid() and tsv is generated.
+// columns are the columns Replace writes; id defaults to gen_random_uuid() and the delta's tsv is
+// generated.
 var columns = []string{"file_id", "ordinal", "text", "pages", "metadata", "embedding"}
 
 // Replace makes chunks the chunks of fileID: it deletes the file's previous chunks, merged or
@@ -166,10 +167,6 @@ func (s *Store) copyReplace(ctx context.Context, c *pgx.Conn, collectionID, file
 		return false, err
 	}
 	deferred = s.deferRows(pending, len(rows))
-	target := Table(collectionID)
-	if deferred {
-		target = DeltaTable(collectionID)
-	}
 	if len(rows) > 0 {
 		// Without pgvector's pgx types registered on the connection, the vector OID is unknown to
 		// pgx and a []byte goes out as is: hand it pgvector's binary format. With them registered,
@@ -196,16 +193,22 @@ func (s *Store) copyReplace(ctx context.Context, c *pgx.Conn, collectionID, file
 			}
 			return []any{fid, r.ordinal, r.text, pages, r.metadata, emb}, nil
 		})
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{Schema, target}, columns, src); err != nil {
+		// Always into the delta, whose generated column computes the tsvectors; rows that are
+		// not deferred move on to the indexed table below, in this transaction.
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{Schema, DeltaTable(collectionID)}, columns, src); err != nil {
 			return false, err
 		}
 	}
+	b = &pgx.Batch{}
 	if deferred {
-		_, err = tx.Exec(ctx, pendingUpsert, cid, fid, len(rows))
+		b.Queue(pendingUpsert, cid, fid, len(rows))
 	} else {
-		_, err = tx.Exec(ctx, pendingDelete, cid, fid)
+		if len(rows) > 0 {
+			b.Queue(moveSQL(collectionID, "$1"), fid)
+		}
+		b.Queue(pendingDelete, cid, fid)
 	}
-	if err != nil {
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return false, err
 	}
 	return deferred, tx.Commit(ctx)
@@ -233,10 +236,7 @@ func (s *Store) insertReplace(ctx context.Context, tx bun.Tx, collectionID, file
 		return false, err
 	}
 	deferred = s.deferRows(pending, len(rows))
-	target := qualified(collectionID)
-	if deferred {
-		target = qualifiedDelta(collectionID)
-	}
+	target := qualifiedDelta(collectionID) // as in copyReplace
 	for start := 0; start < len(rows); start += insertBatch {
 		batch := rows[start:min(start+insertBatch, len(rows))]
 		var q strings.Builder
@@ -263,8 +263,11 @@ func (s *Store) insertReplace(ctx context.Context, tx bun.Tx, collectionID, file
 	if deferred {
 		_, err = tx.ExecContext(ctx, "INSERT INTO "+pendingTable+" (collection_id, file_id, chunks) VALUES (?, ?, ?) "+
 			"ON CONFLICT (collection_id, file_id) DO UPDATE SET chunks = excluded.chunks, queued_at = now()", collectionID, fileID, len(rows))
-	} else {
-		_, err = tx.ExecContext(ctx, "DELETE FROM "+pendingTable+" WHERE collection_id = ? AND file_id = ?", collectionID, fileID)
+		return deferred, err
 	}
+	if _, err := tx.ExecContext(ctx, moveSQL(collectionID, "?"), fileID); err != nil {
+		return false, err
+	}
+	_, err = tx.ExecContext(ctx, "DELETE FROM "+pendingTable+" WHERE collection_id = ? AND file_id = ?", collectionID, fileID)
 	return deferred, err
 }
