@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
-
-	"github.com/tiktoken-go/tokenizer"
 )
 
 // Strategies accepted in Options.Strategy.
@@ -171,30 +168,4 @@ func split(ctx context.Context, sections []Section, opts Options) (doc, []piece,
 type piece struct {
 	start, end int
 	headings   []string // markdown only; never nil there
-}
-
-// codec is built once: building cl100k_base's vocabulary maps costs tens of
-// milliseconds and the codec is safe for concurrent use.
-var codec = sync.OnceValue(func() tokenizer.Codec {
-	c, err := tokenizer.Get(tokenizer.Cl100kBase)
-	if err != nil {
-		// The encoding is compiled into the module; failing here means a
-		// broken build, not a run-time condition.
-		panic(fmt.Sprintf("chunk: load cl100k_base: %v", err))
-	}
-	return c
-})
-
-// Tokens counts s in cl100k_base tokens.
-func Tokens(s string) int {
-	if s == "" {
-		return 0
-	}
-	n, err := codec().Count(s)
-	if err != nil {
-		// Count fails only on a regexp timeout, which the codec never sets;
-		// a byte-based estimate beats failing a whole indexing job.
-		return (len(s) + 3) / 4
-	}
-	return n
 }
