@@ -33,7 +33,8 @@ func BenchmarkEmbedPluginOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer h.Close()
-	pid := pluginInfoB(b, h, "hash").PID
+	info := pluginInfoB(b, h, "hash")
+	pid := info.PID
 	local := hash.New(hash.WithDimensions(hash.DefaultDimensions), hash.WithDimensions(1024))
 	ctx := context.Background()
 	// A chunk of about 1 KB, the size a chunker typically produces.
@@ -90,6 +91,9 @@ func BenchmarkEmbedPluginOverhead(b *testing.B) {
 			b.ReportMetric(p/l, "plugin/inproc")
 			b.ReportMetric(cp-cl, "cpu-overhead-µs/call")
 			b.ReportMetric(cp/cl, "cpu-plugin/inproc")
+			// The embedder protocol version host and plugin agreed on
+			// (version 2 embeds over a long-lived stream).
+			b.ReportMetric(float64(info.Protocol), "protocol")
 		})
 	}
 }

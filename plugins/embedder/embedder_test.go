@@ -56,27 +56,28 @@ func TestModelsAndInfoCrossTheBoundary(t *testing.T) {
 
 func TestTextsArriveIntactAndInOrder(t *testing.T) {
 	var seen []string
-	e := plugintest.StartEmbedder(t, &scripted{embed: func(ctx context.Context, model string, texts []string) ([][]float32, error) {
+	eachVersion(t, &scripted{embed: func(ctx context.Context, model string, texts []string) ([][]float32, error) {
 		seen = texts
 		return constant(2)(ctx, model, texts)
-	}})
-	texts := []string{"", "ascii", "ünïcode ✓", "broken \xff bytes", strings.Repeat("long ", 2<<20)} // 10 MB: above gRPC's default limit
-	vecs, err := e.Embed(context.Background(), "m", texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range texts {
-		if seen[i] != texts[i] {
-			t.Errorf("text %d changed on the way", i)
+	}}, func(t *testing.T, e embedder.Embedder) {
+		texts := []string{"", "ascii", "ünïcode ✓", "broken \xff bytes", strings.Repeat("long ", 2<<20)} // 10 MB: above gRPC's default limit
+		vecs, err := e.Embed(context.Background(), "m", texts)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if vecs[i][0] != float32(len(texts[i])) {
-			t.Errorf("vector %d out of place", i)
+		for i := range texts {
+			if seen[i] != texts[i] {
+				t.Errorf("text %d changed on the way", i)
+			}
+			if vecs[i][0] != float32(len(texts[i])) {
+				t.Errorf("vector %d out of place", i)
+			}
 		}
-	}
+	})
 }
 
 func TestErrorsKeepTheirMeaning(t *testing.T) {
-	e := plugintest.StartEmbedder(t, &scripted{embed: func(_ context.Context, model string, _ []string) ([][]float32, error) {
+	eachVersion(t, &scripted{embed: func(_ context.Context, model string, _ []string) ([][]float32, error) {
 		switch model {
 		case "unknown":
 			return nil, fmt.Errorf("no model %q here: %w", model, embedder.ErrUnknownModel)
@@ -87,27 +88,28 @@ func TestErrorsKeepTheirMeaning(t *testing.T) {
 		default:
 			return nil, errors.New("something odd")
 		}
-	}})
-	ctx := context.Background()
-	cases := map[string]error{"unknown": embedder.ErrUnknownModel, "key": plugins.ErrUnauthenticated, "ready": plugins.ErrNotReady}
-	for model, want := range cases {
-		_, err := e.Embed(ctx, model, []string{"x"})
-		if !errors.Is(err, want) {
-			t.Errorf("%s: %v, want %v", model, err, want)
+	}}, func(t *testing.T, e embedder.Embedder) {
+		ctx := context.Background()
+		cases := map[string]error{"unknown": embedder.ErrUnknownModel, "key": plugins.ErrUnauthenticated, "ready": plugins.ErrNotReady}
+		for model, want := range cases {
+			_, err := e.Embed(ctx, model, []string{"x"})
+			if !errors.Is(err, want) {
+				t.Errorf("%s: %v, want %v", model, err, want)
+			}
 		}
-	}
-	_, err := e.Embed(ctx, "unknown", []string{"x"})
-	if !errors.Is(err, plugins.ErrNotFound) || !strings.Contains(err.Error(), `no model "unknown" here`) {
-		t.Errorf("message lost: %v", err)
-	}
-	_, err = e.Embed(ctx, "other", []string{"x"})
-	if err == nil || !strings.Contains(err.Error(), "something odd") || errors.Is(err, plugins.ErrUnavailable) {
-		t.Errorf("plain error: %v", err)
-	}
+		_, err := e.Embed(ctx, "unknown", []string{"x"})
+		if !errors.Is(err, plugins.ErrNotFound) || !strings.Contains(err.Error(), `no model "unknown" here`) {
+			t.Errorf("message lost: %v", err)
+		}
+		_, err = e.Embed(ctx, "other", []string{"x"})
+		if err == nil || !strings.Contains(err.Error(), "something odd") || errors.Is(err, plugins.ErrUnavailable) {
+			t.Errorf("plain error: %v", err)
+		}
+	})
 }
 
 func TestBrokenImplementationsAreCaught(t *testing.T) {
-	e := plugintest.StartEmbedder(t, &scripted{embed: func(_ context.Context, model string, texts []string) ([][]float32, error) {
+	eachVersion(t, &scripted{embed: func(_ context.Context, model string, texts []string) ([][]float32, error) {
 		switch model {
 		case "short":
 			return [][]float32{{1}}, nil
@@ -116,40 +118,42 @@ func TestBrokenImplementationsAreCaught(t *testing.T) {
 		default:
 			panic("boom")
 		}
-	}})
-	ctx := context.Background()
-	if _, err := e.Embed(ctx, "short", []string{"a", "b"}); err == nil || !strings.Contains(err.Error(), "1 vectors for 2 texts") {
-		t.Errorf("too few vectors: %v", err)
-	}
-	if _, err := e.Embed(ctx, "ragged", []string{"a", "b"}); err == nil || !strings.Contains(err.Error(), "2 and 1 dimensions") {
-		t.Errorf("ragged vectors: %v", err)
-	}
-	if _, err := e.Embed(ctx, "panic", []string{"a"}); err == nil || !strings.Contains(err.Error(), "boom") {
-		t.Errorf("panic: %v", err)
-	}
-	if _, err := e.Embed(ctx, "short", []string{"a"}); err != nil {
-		t.Errorf("after a panic the plugin still serves: %v", err)
-	}
+	}}, func(t *testing.T, e embedder.Embedder) {
+		ctx := context.Background()
+		if _, err := e.Embed(ctx, "short", []string{"a", "b"}); err == nil || !strings.Contains(err.Error(), "1 vectors for 2 texts") {
+			t.Errorf("too few vectors: %v", err)
+		}
+		if _, err := e.Embed(ctx, "ragged", []string{"a", "b"}); err == nil || !strings.Contains(err.Error(), "2 and 1 dimensions") {
+			t.Errorf("ragged vectors: %v", err)
+		}
+		if _, err := e.Embed(ctx, "panic", []string{"a"}); err == nil || !strings.Contains(err.Error(), "boom") {
+			t.Errorf("panic: %v", err)
+		}
+		if _, err := e.Embed(ctx, "short", []string{"a"}); err != nil {
+			t.Errorf("after a panic the plugin still serves: %v", err)
+		}
+	})
 }
 
 func TestCancellationReachesThePlugin(t *testing.T) {
 	stopped := make(chan error, 1)
-	e := plugintest.StartEmbedder(t, &scripted{embed: func(ctx context.Context, _ string, _ []string) ([][]float32, error) {
+	eachVersion(t, &scripted{embed: func(ctx context.Context, _ string, _ []string) ([][]float32, error) {
 		<-ctx.Done()
 		stopped <- ctx.Err()
 		return nil, ctx.Err()
-	}})
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	_, err := e.Embed(ctx, "m", []string{"x"})
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("caller's deadline: %v", err)
-	}
-	select {
-	case <-stopped:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the plugin's context was not cancelled")
-	}
+	}}, func(t *testing.T, e embedder.Embedder) {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		_, err := e.Embed(ctx, "m", []string{"x"})
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("caller's deadline: %v", err)
+		}
+		select {
+		case <-stopped:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the plugin's context was not cancelled")
+		}
+	})
 }
 
 func TestDescribeInProcess(t *testing.T) {

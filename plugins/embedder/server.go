@@ -2,9 +2,18 @@ package embedder
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"runtime/debug"
+	"time"
 	"unsafe"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/docindex/docindex/plugins"
 	"github.com/docindex/docindex/plugins/internal/pb/embedderv1"
 	"github.com/docindex/docindex/plugins/internal/wire"
 )
@@ -38,6 +47,57 @@ func (s *server) Models(ctx context.Context, _ *embedderv1.ModelsRequest) (*embe
 }
 
 func (s *server) Embed(ctx context.Context, req *embedderv1.EmbedRequest) (*embedderv1.EmbedResponse, error) {
+	return s.embed(ctx, req)
+}
+
+// EmbedStream serves protocol version 2: Embed calls, one after the other,
+// on one stream. Each call gets a context that ends with the stream (the
+// host cancels a call by cancelling its stream) or at the call's own
+// deadline, and fails or panics on its own without ending the stream.
+func (s *server) EmbedStream(stream grpc.BidiStreamingServer[embedderv1.EmbedStreamRequest, embedderv1.EmbedStreamResponse]) error {
+	for {
+		call, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil // the host closed an idle stream
+		}
+		if err != nil {
+			return err
+		}
+		resp, err := s.streamCall(stream.Context(), call)
+		out := &embedderv1.EmbedStreamResponse{Response: resp}
+		if err != nil {
+			st := status.Convert(err)
+			out = &embedderv1.EmbedStreamResponse{Code: int32(st.Code()), Message: st.Message()}
+		}
+		if err := stream.Send(out); err != nil {
+			return err
+		}
+	}
+}
+
+// streamCall runs one call of EmbedStream, with the panic recovery that the
+// unary Embed gets from the server's interceptor.
+func (s *server) streamCall(ctx context.Context, call *embedderv1.EmbedStreamRequest) (resp *embedderv1.EmbedResponse, err error) {
+	if call.TimeoutNanos > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(call.TimeoutNanos))
+		defer cancel()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			method := embedderv1.Embedder_EmbedStream_FullMethodName
+			plugins.Logger().Error("panic in plugin call", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			resp, err = nil, status.Errorf(codes.Internal, "plugin panicked in %s: %v", method, r)
+		}
+	}()
+	if call.Request == nil {
+		return nil, status.Error(codes.InvalidArgument, "embed stream: call without a request")
+	}
+	return s.embed(ctx, call.Request)
+}
+
+// embed is Embed of both protocol versions; errors are status errors.
+func (s *server) embed(ctx context.Context, req *embedderv1.EmbedRequest) (*embedderv1.EmbedResponse, error) {
 	texts := make([]string, len(req.Texts))
 	for i, t := range req.Texts {
 		// The decoder gave each text its own bytes and nothing writes to

@@ -1,4 +1,11 @@
-// The embedding-provider plugin protocol, version 1.
+// The embedding-provider plugin protocol, versions 1 and 2 (go-plugin protocol
+// versions; the package stays docindex.embedder.v1).
+//
+// Version 1 embeds with the unary Embed. Version 2 is version 1 plus
+// EmbedStream, which hosts of version 2 use for every Embed call: a plugin
+// that negotiated version 2 must serve it. A version-2 plugin serves version
+// 1 too, for older hosts, and a version-2 host still speaks version 1 to
+// older plugins.
 //
 // A provider offers one or more models; the host reads them with Models and
 // turns texts into vectors with Embed. Plugins are stateless: the model id
@@ -382,6 +389,125 @@ func (x *EmbedResponse) GetVectors() []byte {
 	return nil
 }
 
+// One call on EmbedStream.
+type EmbedStreamRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Request *EmbedRequest          `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
+	// The time the caller still gives the call, in nanoseconds; 0 = no
+	// deadline. (A stream outlives its calls, so gRPC's own per-call deadline
+	// does not apply.)
+	TimeoutNanos  int64 `protobuf:"varint,2,opt,name=timeout_nanos,json=timeoutNanos,proto3" json:"timeout_nanos,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EmbedStreamRequest) Reset() {
+	*x = EmbedStreamRequest{}
+	mi := &file_docindex_embedder_v1_embedder_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EmbedStreamRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EmbedStreamRequest) ProtoMessage() {}
+
+func (x *EmbedStreamRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_docindex_embedder_v1_embedder_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EmbedStreamRequest.ProtoReflect.Descriptor instead.
+func (*EmbedStreamRequest) Descriptor() ([]byte, []int) {
+	return file_docindex_embedder_v1_embedder_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *EmbedStreamRequest) GetRequest() *EmbedRequest {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *EmbedStreamRequest) GetTimeoutNanos() int64 {
+	if x != nil {
+		return x.TimeoutNanos
+	}
+	return 0
+}
+
+// The answer to one EmbedStreamRequest: a response, or the status the unary
+// Embed would have failed with (a failed call leaves the stream usable).
+type EmbedStreamResponse struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Response *EmbedResponse         `protobuf:"bytes,1,opt,name=response,proto3" json:"response,omitempty"`
+	// A google.rpc.Code; 0 (OK) with response set.
+	Code          int32  `protobuf:"varint,2,opt,name=code,proto3" json:"code,omitempty"`
+	Message       string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EmbedStreamResponse) Reset() {
+	*x = EmbedStreamResponse{}
+	mi := &file_docindex_embedder_v1_embedder_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EmbedStreamResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EmbedStreamResponse) ProtoMessage() {}
+
+func (x *EmbedStreamResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_docindex_embedder_v1_embedder_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EmbedStreamResponse.ProtoReflect.Descriptor instead.
+func (*EmbedStreamResponse) Descriptor() ([]byte, []int) {
+	return file_docindex_embedder_v1_embedder_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *EmbedStreamResponse) GetResponse() *EmbedResponse {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
+func (x *EmbedStreamResponse) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *EmbedStreamResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 var File_docindex_embedder_v1_embedder_proto protoreflect.FileDescriptor
 
 const file_docindex_embedder_v1_embedder_proto_rawDesc = "" +
@@ -409,11 +535,19 @@ const file_docindex_embedder_v1_embedder_proto_rawDesc = "" +
 	"\n" +
 	"dimensions\x18\x01 \x01(\x05R\n" +
 	"dimensions\x12\x18\n" +
-	"\avectors\x18\x02 \x01(\fR\avectors2\x80\x02\n" +
+	"\avectors\x18\x02 \x01(\fR\avectors\"w\n" +
+	"\x12EmbedStreamRequest\x12<\n" +
+	"\arequest\x18\x01 \x01(\v2\".docindex.embedder.v1.EmbedRequestR\arequest\x12#\n" +
+	"\rtimeout_nanos\x18\x02 \x01(\x03R\ftimeoutNanos\"\x84\x01\n" +
+	"\x13EmbedStreamResponse\x12?\n" +
+	"\bresponse\x18\x01 \x01(\v2#.docindex.embedder.v1.EmbedResponseR\bresponse\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage2\xe8\x02\n" +
 	"\bEmbedder\x12M\n" +
 	"\x04Info\x12!.docindex.embedder.v1.InfoRequest\x1a\".docindex.embedder.v1.InfoResponse\x12S\n" +
 	"\x06Models\x12#.docindex.embedder.v1.ModelsRequest\x1a$.docindex.embedder.v1.ModelsResponse\x12P\n" +
-	"\x05Embed\x12\".docindex.embedder.v1.EmbedRequest\x1a#.docindex.embedder.v1.EmbedResponseBHZFgithub.com/docindex/docindex/plugins/internal/pb/embedderv1;embedderv1b\x06proto3"
+	"\x05Embed\x12\".docindex.embedder.v1.EmbedRequest\x1a#.docindex.embedder.v1.EmbedResponse\x12f\n" +
+	"\vEmbedStream\x12(.docindex.embedder.v1.EmbedStreamRequest\x1a).docindex.embedder.v1.EmbedStreamResponse(\x010\x01BHZFgithub.com/docindex/docindex/plugins/internal/pb/embedderv1;embedderv1b\x06proto3"
 
 var (
 	file_docindex_embedder_v1_embedder_proto_rawDescOnce sync.Once
@@ -427,29 +561,35 @@ func file_docindex_embedder_v1_embedder_proto_rawDescGZIP() []byte {
 	return file_docindex_embedder_v1_embedder_proto_rawDescData
 }
 
-var file_docindex_embedder_v1_embedder_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_docindex_embedder_v1_embedder_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_docindex_embedder_v1_embedder_proto_goTypes = []any{
-	(*InfoRequest)(nil),    // 0: docindex.embedder.v1.InfoRequest
-	(*InfoResponse)(nil),   // 1: docindex.embedder.v1.InfoResponse
-	(*ModelsRequest)(nil),  // 2: docindex.embedder.v1.ModelsRequest
-	(*ModelsResponse)(nil), // 3: docindex.embedder.v1.ModelsResponse
-	(*Model)(nil),          // 4: docindex.embedder.v1.Model
-	(*EmbedRequest)(nil),   // 5: docindex.embedder.v1.EmbedRequest
-	(*EmbedResponse)(nil),  // 6: docindex.embedder.v1.EmbedResponse
+	(*InfoRequest)(nil),         // 0: docindex.embedder.v1.InfoRequest
+	(*InfoResponse)(nil),        // 1: docindex.embedder.v1.InfoResponse
+	(*ModelsRequest)(nil),       // 2: docindex.embedder.v1.ModelsRequest
+	(*ModelsResponse)(nil),      // 3: docindex.embedder.v1.ModelsResponse
+	(*Model)(nil),               // 4: docindex.embedder.v1.Model
+	(*EmbedRequest)(nil),        // 5: docindex.embedder.v1.EmbedRequest
+	(*EmbedResponse)(nil),       // 6: docindex.embedder.v1.EmbedResponse
+	(*EmbedStreamRequest)(nil),  // 7: docindex.embedder.v1.EmbedStreamRequest
+	(*EmbedStreamResponse)(nil), // 8: docindex.embedder.v1.EmbedStreamResponse
 }
 var file_docindex_embedder_v1_embedder_proto_depIdxs = []int32{
 	4, // 0: docindex.embedder.v1.ModelsResponse.models:type_name -> docindex.embedder.v1.Model
-	0, // 1: docindex.embedder.v1.Embedder.Info:input_type -> docindex.embedder.v1.InfoRequest
-	2, // 2: docindex.embedder.v1.Embedder.Models:input_type -> docindex.embedder.v1.ModelsRequest
-	5, // 3: docindex.embedder.v1.Embedder.Embed:input_type -> docindex.embedder.v1.EmbedRequest
-	1, // 4: docindex.embedder.v1.Embedder.Info:output_type -> docindex.embedder.v1.InfoResponse
-	3, // 5: docindex.embedder.v1.Embedder.Models:output_type -> docindex.embedder.v1.ModelsResponse
-	6, // 6: docindex.embedder.v1.Embedder.Embed:output_type -> docindex.embedder.v1.EmbedResponse
-	4, // [4:7] is the sub-list for method output_type
-	1, // [1:4] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	5, // 1: docindex.embedder.v1.EmbedStreamRequest.request:type_name -> docindex.embedder.v1.EmbedRequest
+	6, // 2: docindex.embedder.v1.EmbedStreamResponse.response:type_name -> docindex.embedder.v1.EmbedResponse
+	0, // 3: docindex.embedder.v1.Embedder.Info:input_type -> docindex.embedder.v1.InfoRequest
+	2, // 4: docindex.embedder.v1.Embedder.Models:input_type -> docindex.embedder.v1.ModelsRequest
+	5, // 5: docindex.embedder.v1.Embedder.Embed:input_type -> docindex.embedder.v1.EmbedRequest
+	7, // 6: docindex.embedder.v1.Embedder.EmbedStream:input_type -> docindex.embedder.v1.EmbedStreamRequest
+	1, // 7: docindex.embedder.v1.Embedder.Info:output_type -> docindex.embedder.v1.InfoResponse
+	3, // 8: docindex.embedder.v1.Embedder.Models:output_type -> docindex.embedder.v1.ModelsResponse
+	6, // 9: docindex.embedder.v1.Embedder.Embed:output_type -> docindex.embedder.v1.EmbedResponse
+	8, // 10: docindex.embedder.v1.Embedder.EmbedStream:output_type -> docindex.embedder.v1.EmbedStreamResponse
+	7, // [7:11] is the sub-list for method output_type
+	3, // [3:7] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_docindex_embedder_v1_embedder_proto_init() }
@@ -463,7 +603,7 @@ func file_docindex_embedder_v1_embedder_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_docindex_embedder_v1_embedder_proto_rawDesc), len(file_docindex_embedder_v1_embedder_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,4 +1,11 @@
-// The embedding-provider plugin protocol, version 1.
+// The embedding-provider plugin protocol, versions 1 and 2 (go-plugin protocol
+// versions; the package stays docindex.embedder.v1).
+//
+// Version 1 embeds with the unary Embed. Version 2 is version 1 plus
+// EmbedStream, which hosts of version 2 use for every Embed call: a plugin
+// that negotiated version 2 must serve it. A version-2 plugin serves version
+// 1 too, for older hosts, and a version-2 host still speaks version 1 to
+// older plugins.
 //
 // A provider offers one or more models; the host reads them with Models and
 // turns texts into vectors with Embed. Plugins are stateless: the model id
@@ -30,9 +37,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Embedder_Info_FullMethodName   = "/docindex.embedder.v1.Embedder/Info"
-	Embedder_Models_FullMethodName = "/docindex.embedder.v1.Embedder/Models"
-	Embedder_Embed_FullMethodName  = "/docindex.embedder.v1.Embedder/Embed"
+	Embedder_Info_FullMethodName        = "/docindex.embedder.v1.Embedder/Info"
+	Embedder_Models_FullMethodName      = "/docindex.embedder.v1.Embedder/Models"
+	Embedder_Embed_FullMethodName       = "/docindex.embedder.v1.Embedder/Embed"
+	Embedder_EmbedStream_FullMethodName = "/docindex.embedder.v1.Embedder/EmbedStream"
 )
 
 // EmbedderClient is the client API for Embedder service.
@@ -47,6 +55,15 @@ type EmbedderClient interface {
 	// within the model's max_batch and the raised message limit, so a unary
 	// call is enough: a batch of 64 texts of 8k tokens stays far below it.
 	Embed(ctx context.Context, in *EmbedRequest, opts ...grpc.CallOption) (*EmbedResponse, error)
+	// EmbedStream (protocol version 2) carries Embed calls over a long-lived
+	// stream, one call at a time: the host sends a request, the plugin answers
+	// it, and the stream waits for the next. A call then costs two DATA frames
+	// and no new HTTP/2 stream (no HEADERS, trailers or per-call server
+	// goroutine): about 50 µs less per call than the unary Embed on a 2-core
+	// VM, whatever the batch size. A host that wants concurrent calls opens
+	// more streams. A call is cancelled by cancelling its stream; the plugin
+	// ends the call's context with it.
+	EmbedStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[EmbedStreamRequest, EmbedStreamResponse], error)
 }
 
 type embedderClient struct {
@@ -87,6 +104,19 @@ func (c *embedderClient) Embed(ctx context.Context, in *EmbedRequest, opts ...gr
 	return out, nil
 }
 
+func (c *embedderClient) EmbedStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[EmbedStreamRequest, EmbedStreamResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Embedder_ServiceDesc.Streams[0], Embedder_EmbedStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[EmbedStreamRequest, EmbedStreamResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Embedder_EmbedStreamClient = grpc.BidiStreamingClient[EmbedStreamRequest, EmbedStreamResponse]
+
 // EmbedderServer is the server API for Embedder service.
 // All implementations must embed UnimplementedEmbedderServer
 // for forward compatibility.
@@ -99,6 +129,15 @@ type EmbedderServer interface {
 	// within the model's max_batch and the raised message limit, so a unary
 	// call is enough: a batch of 64 texts of 8k tokens stays far below it.
 	Embed(context.Context, *EmbedRequest) (*EmbedResponse, error)
+	// EmbedStream (protocol version 2) carries Embed calls over a long-lived
+	// stream, one call at a time: the host sends a request, the plugin answers
+	// it, and the stream waits for the next. A call then costs two DATA frames
+	// and no new HTTP/2 stream (no HEADERS, trailers or per-call server
+	// goroutine): about 50 µs less per call than the unary Embed on a 2-core
+	// VM, whatever the batch size. A host that wants concurrent calls opens
+	// more streams. A call is cancelled by cancelling its stream; the plugin
+	// ends the call's context with it.
+	EmbedStream(grpc.BidiStreamingServer[EmbedStreamRequest, EmbedStreamResponse]) error
 	mustEmbedUnimplementedEmbedderServer()
 }
 
@@ -117,6 +156,9 @@ func (UnimplementedEmbedderServer) Models(context.Context, *ModelsRequest) (*Mod
 }
 func (UnimplementedEmbedderServer) Embed(context.Context, *EmbedRequest) (*EmbedResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Embed not implemented")
+}
+func (UnimplementedEmbedderServer) EmbedStream(grpc.BidiStreamingServer[EmbedStreamRequest, EmbedStreamResponse]) error {
+	return status.Error(codes.Unimplemented, "method EmbedStream not implemented")
 }
 func (UnimplementedEmbedderServer) mustEmbedUnimplementedEmbedderServer() {}
 func (UnimplementedEmbedderServer) testEmbeddedByValue()                  {}
@@ -193,6 +235,13 @@ func _Embedder_Embed_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Embedder_EmbedStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(EmbedderServer).EmbedStream(&grpc.GenericServerStream[EmbedStreamRequest, EmbedStreamResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Embedder_EmbedStreamServer = grpc.BidiStreamingServer[EmbedStreamRequest, EmbedStreamResponse]
+
 // Embedder_ServiceDesc is the grpc.ServiceDesc for Embedder service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -213,6 +262,13 @@ var Embedder_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Embedder_Embed_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "EmbedStream",
+			Handler:       _Embedder_EmbedStream_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "docindex/embedder/v1/embedder.proto",
 }
