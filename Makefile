@@ -61,12 +61,13 @@ test: test-deps vet
 	DOCINDEX_TEST_DATABASE_URL="$(DB_URL)" $(GO) test -count=1 -timeout 20m ./...
 	cd examples/custom-connector && $(GO) vet ./... && $(GO) test -count=1 ./...
 
-# Each benchmark prints a ratio against a baseline measured in the same run.
+# Each benchmark prints a ratio against a baseline measured in the same run; -p 1 runs one
+# benchmark binary at a time, so that no two share the cores.
 bench: test-deps
-	DOCINDEX_TEST_DATABASE_URL="$(DB_URL)" $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m \
+	DOCINDEX_TEST_DATABASE_URL="$(DB_URL)" $(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 30m \
 		./docindex/ ./docindex/queue/ ./docindex/vectorstore/
-	DOCINDEX_TEST_DATABASE_URL="$(DB_URL)" $(GO) test -run '^$$' -bench 'Ingest' -benchtime 5x -count 3 ./docindex/
-	$(GO) test -run '^$$' -bench . -benchtime 3s ./docindex/pluginhost/ ./docindex/chunk/
+	DOCINDEX_TEST_DATABASE_URL="$(DB_URL)" $(GO) test -p 1 -run '^$$' -bench 'Ingest' -benchtime 5x -count 3 ./docindex/
+	$(GO) test -p 1 -run '^$$' -bench . -benchtime 3s ./docindex/pluginhost/ ./docindex/chunk/
 
 clean:
 	rm -rf $(BIN)
