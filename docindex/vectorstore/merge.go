@@ -115,8 +115,12 @@ func (s *Store) poke() {
 // caller whose busy function (WithYield) just turned false.
 func (s *Store) Wake() { s.poke() }
 
-// mergeBatch is the number of files Run merges between two checks of its context.
-const mergeBatch = 16
+const (
+	// mergeBatch is the number of files Run merges between two checks of its context.
+	mergeBatch = 16
+	// minRound is the least time between two of Run's looks for work.
+	minRound = 50 * time.Millisecond
+)
 
 // RunOption configures Run.
 type RunOption func(*runConfig)
@@ -153,8 +157,14 @@ func (s *Store) Run(ctx context.Context, opts ...RunOption) {
 	for _, o := range opts {
 		o(&c)
 	}
+	report := func(err error) {
+		if c.onErr != nil && !errors.Is(err, context.Canceled) {
+			c.onErr(err)
+		}
+	}
 	t := time.NewTimer(0)
 	defer t.Stop()
+	var lastRound, lastRepair time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -162,13 +172,21 @@ func (s *Store) Run(ctx context.Context, opts ...RunOption) {
 		case <-s.merge:
 		case <-t.C:
 		}
-		report := func(err error) {
-			if c.onErr != nil && !errors.Is(err, context.Canceled) {
-				c.onErr(err)
+		// Every Replace pokes: under a stream of writes, look at most every minRound, and for
+		// broken indexes (a catalog scan) at most every poll.
+		if wait := minRound - time.Since(lastRound); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
 			}
 		}
-		if err := s.repair(ctx); err != nil {
-			report(err)
+		lastRound = time.Now()
+		if time.Since(lastRepair) >= c.poll {
+			lastRepair = time.Now()
+			if err := s.repair(ctx); err != nil {
+				report(err)
+			}
 		}
 		for ctx.Err() == nil {
 			minPending := 0
