@@ -1,14 +1,19 @@
 package httpapi_test
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/docindex/docindex/docindex"
 	"github.com/docindex/docindex/docindex/docindextest"
+	"github.com/docindex/docindex/docindex/vectorstore"
+	"github.com/docindex/docindex/docindex/worker"
 )
 
 type searchHit struct {
@@ -181,5 +186,89 @@ func TestSearchRequests(t *testing.T) {
 		if hits := search(t, s, tok["owner"], cid, map[string]any{"query": "lighthouse keeper", "mode": mode}); len(hits) != 0 {
 			t.Errorf("%s: a deleted file was found: %+v", mode, hits)
 		}
+	}
+}
+
+// TestSearchAcrossTheMerge: search answers the same chunks, with the same ids, while the chunks wait
+// in the delta table and after the merge moved them into the HNSW index, row by row or by a
+// rebuild of the index.
+func TestSearchAcrossTheMerge(t *testing.T) {
+	for name, bulk := range map[string]int{"rows": 0, "rebuild": 1} {
+		t.Run(name, func(t *testing.T) {
+			s := newIndexServer(t, docindex.WithVectorStoreOptions(vectorstore.WithBulkMerge(bulk)))
+			own := s.Token(owner)
+			ctx := context.Background()
+			cid := createCollection(t, s, own, map[string]any{"name": "merge_" + name})["id"].(string)
+			var jobs []string
+			for _, doc := range []struct{ name, ctype, content string }{
+				{"coast.txt", "text/plain", textDoc}, {"orchard.md", "text/markdown", markdownDoc}, {"volcanoes.html", "text/html", htmlDoc},
+			} {
+				_, j := upload(t, s, own, cid, doc.name, doc.ctype, doc.content)
+				jobs = append(jobs, j)
+			}
+			// Workers without the merge, so that every chunk is still in the delta.
+			poolCtx, stopPool := context.WithCancel(ctx)
+			poolDone := make(chan error, 1)
+			go func() {
+				poolDone <- worker.New(s.Svc.Queue(), s.Svc, worker.WithPoll(50*time.Millisecond)).Run(poolCtx)
+			}()
+			for _, j := range jobs {
+				if job := waitJob(t, s, own, j); job["status"] != "completed" {
+					t.Fatalf("indexing job %v", job)
+				}
+			}
+			stopPool()
+			if err := <-poolDone; err != nil {
+				t.Fatal(err)
+			}
+			var unmerged int
+			if err := s.DB.QueryRowContext(ctx, "SELECT count(*) FROM docindex."+vectorstore.DeltaTable(uuid.MustParse(cid))).Scan(&unmerged); err != nil || unmerged == 0 {
+				t.Fatalf("%d chunks in the delta after indexing (%v), want all of them", unmerged, err)
+			}
+			queries := []map[string]any{}
+			for _, sentence := range []string{textSentence, markdownSentence, htmlSentence} {
+				for _, mode := range []string{"hybrid", "vector", "fulltext"} {
+					queries = append(queries, map[string]any{"query": sentence, "mode": mode, "topK": 5})
+				}
+			}
+			ids := func() [][]string {
+				var out [][]string
+				for _, q := range queries {
+					var hits []string
+					for _, h := range search(t, s, own, cid, q) {
+						hits = append(hits, h.ChunkID)
+					}
+					out = append(out, hits)
+				}
+				return out
+			}
+			before := ids()
+			stop := s.StartWorkers(nil) // with the merge
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				var pending int
+				var valid bool
+				if err := s.DB.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM docindex.chunk_pending WHERE collection_id = ?), "+
+					"coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(?)), false)",
+					cid, "docindex."+vectorstore.Table(uuid.MustParse(cid))+"_embedding_idx").Scan(&pending, &valid); err != nil {
+					t.Fatal(err)
+				}
+				if pending == 0 && valid {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("not merged after 30s: %d files pending, index valid %v", pending, valid)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			stop()
+			var delta int
+			if err := s.DB.QueryRowContext(ctx, "SELECT count(*) FROM docindex."+vectorstore.DeltaTable(uuid.MustParse(cid))).Scan(&delta); err != nil || delta != 0 {
+				t.Fatalf("%d rows left in the delta (%v)", delta, err)
+			}
+			if after := ids(); !slices.EqualFunc(after, before, slices.Equal) {
+				t.Fatalf("results changed across the merge:\nbefore %v\nafter  %v", before, after)
+			}
+		})
 	}
 }
