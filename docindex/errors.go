@@ -15,6 +15,9 @@ var (
 	ErrNotFound     = errors.New("not found")
 	ErrConflict     = errors.New("conflict")
 	ErrTooLarge     = errors.New("too large")
+	// ErrUnavailable: a service the request needs (the embedding provider, the blob store) did
+	// not answer; the request changed nothing and may be tried again.
+	ErrUnavailable = errors.New("unavailable")
 )
 
 // Error is a domain error: a kind for the status code and a message safe to show the caller.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"path"
 	"strings"
 	"unicode"
@@ -59,8 +60,18 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	if c.n > c.limit {
 		return n, errTooLarge
 	}
+	if err != nil && err != io.EOF {
+		return n, &bodyError{err: err}
+	}
 	return n, err
 }
+
+// bodyError is a failure to read the uploaded file itself (a broken or malformed request), told
+// apart from a failure of the blob store that the file is copied into.
+type bodyError struct{ err error }
+
+func (e *bodyError) Error() string { return "read the upload: " + e.err.Error() }
+func (e *bodyError) Unwrap() error { return e.err }
 
 // safeName keeps a file name usable as the last segment of a blob key.
 func safeName(name string) string {
@@ -129,10 +140,18 @@ func (s *Service) UploadFile(ctx context.Context, p *access.Principal, up Upload
 	size, err := s.blobs.Put(ctx, f.BlobPath, br, ctype)
 	if err != nil {
 		_ = s.blobs.Delete(context.WithoutCancel(ctx), f.BlobPath)
-		if errors.Is(err, errTooLarge) {
+		var be *bodyError
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.Is(err, errTooLarge), errors.As(err, &mbe):
 			return nil, errTooLarge
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("store upload: %w", err) // the client went away
+		case errors.As(err, &be):
+			return nil, invalid("Invalid request: the file could not be read (%v)", be.err)
 		}
-		return nil, fmt.Errorf("store upload: %w", err)
+		s.log.WarnContext(ctx, "upload: store the file", "err", err)
+		return nil, Errorf(ErrUnavailable, "File storage is unavailable; nothing was stored, try again")
 	}
 	f.SizeBytes = &size
 

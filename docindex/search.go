@@ -79,7 +79,13 @@ func (s *Service) Search(ctx context.Context, p *access.Principal, collectionID 
 		}
 		vs, err := s.embed(ctx, c.EmbeddingModel, []string{in.Query})
 		if err != nil {
-			return nil, fmt.Errorf("embed query: %w", err)
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("embed query: %w", err)
+			}
+			// The provider is down or no longer offers the model: not the caller's fault and
+			// not a bug here. The cause goes to the log; the caller can still search by text.
+			s.log.WarnContext(ctx, "search: embed the query", "collection", c.ID, "model", c.EmbeddingModel, "err", err)
+			return nil, Errorf(ErrUnavailable, "The embedding model %s did not answer; try again, or search with mode fulltext", c.EmbeddingModel)
 		}
 		q.Vector = vs[0]
 	}

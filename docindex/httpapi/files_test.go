@@ -938,7 +938,7 @@ func TestDeleteFileWhileIndexing(t *testing.T) {
 
 // startS3 runs the S3 gateway versitygw (installed by scripts/s3gw.sh) on a loopback port until
 // the test ends, creates a bucket through the S3 API and returns the bucket's blob-store URL.
-func startS3(t *testing.T) string {
+func startS3(t *testing.T) (url string, stop func()) {
 	t.Helper()
 	bin := os.Getenv("DOCINDEX_VERSITYGW")
 	if bin == "" {
@@ -967,10 +967,14 @@ func startS3(t *testing.T) string {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		})
+	}
+	t.Cleanup(stop)
 	endpoint := "http://" + addr
 	client := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(access, secret, "")})
@@ -990,12 +994,12 @@ func startS3(t *testing.T) string {
 		}
 	}
 	return fmt.Sprintf("s3://docindex?endpoint=%s&region=us-east-1&use_path_style=true&access_key_id=%s&secret_access_key=%s",
-		endpoint, access, secret)
+		endpoint, access, secret), stop
 }
 
 // TestFilesOnS3 runs the life of a file with its content on S3-compatible storage.
 func TestFilesOnS3(t *testing.T) {
-	url := startS3(t)
+	url, _ := startS3(t)
 	ctx := context.Background()
 	open := func() blob.Store {
 		b, err := blob.Open(ctx, url)
@@ -1058,5 +1062,63 @@ func TestFilesOnS3(t *testing.T) {
 	wantStatus(t, s.Do("DELETE", "/files/"+f2["id"].(string), own, nil), http.StatusOK)
 	if exists(f2["blobPath"].(string)) {
 		t.Error("object of a deleted file left in the bucket")
+	}
+}
+
+// TestUploadStorageDown: with the S3 gateway gone, an upload answers 503 and leaves no file and
+// no job behind.
+func TestUploadStorageDown(t *testing.T) {
+	ctx := context.Background()
+	url, stopS3 := startS3(t)
+	store, err := blob.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	stopS3()
+	s := newIndexServer(t, docindex.WithBlobStore(store))
+	own := s.Token(owner)
+	cid := createCollection(t, s, own, map[string]any{"name": "nowhere"})["id"].(string)
+	r := s.Upload(own, docindextest.FileUpload{CollectionID: cid, Name: "a.txt", ContentType: "text/plain", Body: strings.NewReader("some text")})
+	wantStatus(t, r, http.StatusServiceUnavailable)
+	if !strings.Contains(string(r.Body), "File storage is unavailable") {
+		t.Errorf("error %s", r.Body)
+	}
+	var files, jobs int
+	if err := s.DB.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM docindex.files), (SELECT count(*) FROM docindex.jobs)").Scan(&files, &jobs); err != nil {
+		t.Fatal(err)
+	}
+	if files != 0 || jobs != 0 {
+		t.Fatalf("%d files and %d jobs after a failed upload, want none", files, jobs)
+	}
+}
+
+// TestUploadTruncatedBody: a multipart body that ends in the middle of the file is the client's
+// error (400), and nothing is stored.
+func TestUploadTruncatedBody(t *testing.T) {
+	s := newIndexServer(t)
+	own := s.Token(owner)
+	cid := createCollection(t, s, own, map[string]any{"name": "truncated"})["id"].(string)
+	body := "--XYZ\r\nContent-Disposition: form-data; name=\"collectionId\"\r\n\r\n" + cid + "\r\n" +
+		"--XYZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nContent-Type: text/plain\r\n\r\n" +
+		strings.Repeat("cut off in the middle ", 500)
+	req, err := http.NewRequest("POST", s.URL+"/files", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+own)
+	req.Header.Set("Content-Type", "multipart/form-data; boundary=XYZ")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(msg), "the file could not be read") {
+		t.Fatalf("status %d: %s; want 400 with the reason", resp.StatusCode, msg)
+	}
+	var files int
+	if err := s.DB.QueryRowContext(context.Background(), "SELECT count(*) FROM docindex.files").Scan(&files); err != nil || files != 0 {
+		t.Fatalf("%d files after a truncated upload (%v)", files, err)
 	}
 }

@@ -115,10 +115,15 @@ func writeError(w http.ResponseWriter, err error, log *slog.Logger, req bunroute
 			status = http.StatusConflict
 		case docindex.ErrTooLarge:
 			status = http.StatusRequestEntityTooLarge
+		case docindex.ErrUnavailable:
+			status = http.StatusServiceUnavailable
 		}
 	}
-	if status == http.StatusInternalServerError {
+	switch status {
+	case http.StatusInternalServerError:
 		log.ErrorContext(req.Context(), "request failed", "err", err, "path", req.URL.Path)
+	case http.StatusServiceUnavailable:
+		log.WarnContext(req.Context(), "request failed: a dependency did not answer", "err", err, "path", req.URL.Path)
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="docindex"`)

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/docindex/docindex/docindex/docindextest"
 	"github.com/docindex/docindex/docindex/vectorstore"
 	"github.com/docindex/docindex/docindex/worker"
+	"github.com/docindex/docindex/plugins/embedders/openai"
 )
 
 type searchHit struct {
@@ -270,5 +272,38 @@ func TestSearchAcrossTheMerge(t *testing.T) {
 				t.Fatalf("results changed across the merge:\nbefore %v\nafter  %v", before, after)
 			}
 		})
+	}
+}
+
+// closedURL is the base URL of a loopback port where nothing listens (it was just released).
+func closedURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr
+}
+
+// TestSearchEmbedderDown: with the embedding provider unreachable, a search that needs the query
+// embedded answers 503 with a clear error, and full-text search still works.
+func TestSearchEmbedderDown(t *testing.T) {
+	down := openai.New(openai.WithBaseURL(closedURL(t)+"/v1"), openai.WithAPIKey("sk-test"),
+		openai.WithRetries(1, 10*time.Millisecond, 10*time.Millisecond),
+		openai.WithModels(openai.Model{ID: "remote-embed", Dimensions: 8}))
+	s := newIndexServer(t, docindex.WithEmbedders(down))
+	own := s.Token(owner)
+	cid := createCollection(t, s, own, map[string]any{"name": "down", "embeddingModel": "remote-embed"})["id"].(string)
+	for _, mode := range []string{"hybrid", "vector"} {
+		r := s.Do("POST", "/api/collections/"+cid+"/search", own, map[string]any{"query": "anything", "mode": mode})
+		wantStatus(t, r, http.StatusServiceUnavailable)
+		if !strings.Contains(string(r.Body), "remote-embed did not answer") {
+			t.Errorf("%s: error %s", mode, r.Body)
+		}
+	}
+	if hits := search(t, s, own, cid, map[string]any{"query": "anything", "mode": "fulltext"}); len(hits) != 0 {
+		t.Fatalf("fulltext on an empty collection: %v", hits)
 	}
 }
