@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -86,6 +89,7 @@ func CheckKey(key string) error {
 type store struct {
 	bucket *gcblob.Bucket
 	where  string // for errors; never holds credentials
+	root   string // the directory of a directory store; "" for object stores
 }
 
 func (s *store) Put(ctx context.Context, key string, r io.Reader, contentType string) (int64, error) {
@@ -138,7 +142,24 @@ func (s *store) Delete(ctx context.Context, key string) error {
 	if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 		return fmt.Errorf("blob: delete %q in %s: %w", key, s.where, err)
 	}
+	s.pruneDirs(key)
 	return nil
+}
+
+// pruneDirs removes the directories of a deleted key that are now empty, in a directory store:
+// object stores have no directories, but on a disk every uploaded file ("files/<id>/<name>")
+// would otherwise leave its own empty directory behind. Removal stops at the first directory
+// that is not empty (os.Remove refuses those) and never takes a top-level one ("files"), which a
+// concurrent Put may be creating a directory in.
+func (s *store) pruneDirs(key string) {
+	if s.root == "" {
+		return
+	}
+	for dir := path.Dir(key); strings.Contains(dir, "/"); dir = path.Dir(dir) {
+		if os.Remove(filepath.Join(s.root, filepath.FromSlash(dir))) != nil {
+			return
+		}
+	}
 }
 
 func (s *store) Exists(ctx context.Context, key string) (bool, error) {

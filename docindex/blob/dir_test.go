@@ -64,6 +64,37 @@ func TestDirLayout(t *testing.T) {
 	if strings.Join(names, ",") != "report.txt,report.txt.attrs" {
 		t.Errorf("directory holds %v", names)
 	}
+	// Deleting the last blob of a directory removes the directory, never the top-level one.
+	for _, key := range []string{"files/43/a", "files/43/b"} {
+		if _, err := s.Put(ctx, key, strings.NewReader("x"), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exists := func(rel string) bool {
+		_, err := os.Stat(filepath.Join(dir, rel))
+		return err == nil
+	}
+	for _, step := range []struct {
+		del  string
+		gone string
+		kept []string
+	}{
+		{"files/42/report.txt", "files/42", []string{"files", "files/43"}},
+		{"files/43/a", "", []string{"files/43", "files/43/b"}},
+		{"files/43/b", "files/43", []string{"files"}},
+	} {
+		if err := s.Delete(ctx, step.del); err != nil {
+			t.Fatal(err)
+		}
+		if step.gone != "" && exists(step.gone) {
+			t.Errorf("after deleting %s: %s is still there", step.del, step.gone)
+		}
+		for _, k := range step.kept {
+			if !exists(k) {
+				t.Errorf("after deleting %s: %s is gone", step.del, k)
+			}
+		}
+	}
 }
 
 // TestContentType: the given type is kept, and an empty one is sniffed.

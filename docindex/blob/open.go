@@ -70,7 +70,7 @@ func NewDir(dir string) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blob: directory store %q: %w", abs, err)
 	}
-	return &store{bucket: b, where: "file://" + abs}, nil
+	return &store{bucket: b, where: "file://" + abs, root: abs}, nil
 }
 
 func openS3(ctx context.Context, u *url.URL) (Store, error) {
