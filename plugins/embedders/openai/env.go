@@ -39,6 +39,7 @@ func EnvPrefixFor(executable string) string {
 //	DOCINDEX_OPENAI_MAX_REQUEST_BYTES  bytes of text per request
 //	DOCINDEX_OPENAI_TIMEOUT            per request, e.g. 60s
 //	DOCINDEX_OPENAI_MAX_RETRIES        retries of a failed request
+//	DOCINDEX_OPENAI_ENCODING           base64 (default) or float: how vectors are asked for
 //
 // Without models, OpenAI's text-embedding-3-small and -large are offered
 // when the base URL is OpenAI's and a key is set. A wrong setting does not
@@ -103,6 +104,13 @@ func optionsFromEnv(prefix string, getenv func(string) string) ([]Option, error)
 			bad("TIMEOUT", fmt.Errorf("%q is not a duration such as 60s", v))
 		} else {
 			opts = append(opts, WithTimeout(d))
+		}
+	}
+	if v := strings.TrimSpace(getenv(prefix + "ENCODING")); v != "" {
+		if v != EncodingBase64 && v != EncodingFloat {
+			bad("ENCODING", fmt.Errorf("%q is neither %s nor %s", v, EncodingBase64, EncodingFloat))
+		} else {
+			opts = append(opts, WithEncoding(v))
 		}
 	}
 	if len(errs) > 0 {

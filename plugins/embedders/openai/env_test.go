@@ -46,6 +46,7 @@ func TestFromEnvOtherServer(t *testing.T) {
 		"DOCINDEX_OLLAMA_MAX_REQUEST_BYTES": "500000",
 		"DOCINDEX_OLLAMA_TIMEOUT":           "2m",
 		"DOCINDEX_OLLAMA_MAX_RETRIES":       "0",
+		"DOCINDEX_OLLAMA_ENCODING":          "float",
 		"OPENAI_API_KEY":                    "not for this server",
 	})
 	if err != nil {
@@ -53,21 +54,21 @@ func TestFromEnvOtherServer(t *testing.T) {
 	}
 	want := Model{ID: "nomic-embed-text", Name: "nomic-embed-text:latest", Dimensions: 768, MaxInputTokens: 2048}
 	if p.apiKey != "" || p.baseURL != "http://127.0.0.1:11434/v1" || len(p.models) != 1 || p.models[0] != want ||
-		p.maxBatch != 16 || p.maxBytes != 500000 || p.timeout != 2*time.Minute || p.backoff.Retries != 0 {
+		p.maxBatch != 16 || p.maxBytes != 500000 || p.timeout != 2*time.Minute || p.backoff.Retries != 0 || p.encoding != EncodingFloat {
 		t.Errorf("provider = %+v", p)
 	}
 	p, err = fromMap("P_", map[string]string{"P_BASE_URL": "http://h/v1", "P_MODELS": "a, b:latest ,"})
-	if err != nil || len(p.models) != 2 || p.models[1].ID != "b:latest" || p.maxBatch != 32 {
+	if err != nil || len(p.models) != 2 || p.models[1].ID != "b:latest" || p.maxBatch != 32 || p.encoding != EncodingBase64 {
 		t.Errorf("comma list: %+v %v", p.models, err)
 	}
 }
 
 func TestFromEnvErrorsNameTheVariable(t *testing.T) {
-	_, err := fromMap("P_", map[string]string{"P_MODELS": "[{oops", "P_MAX_BATCH": "many", "P_TIMEOUT": "soon"})
+	_, err := fromMap("P_", map[string]string{"P_MODELS": "[{oops", "P_MAX_BATCH": "many", "P_TIMEOUT": "soon", "P_ENCODING": "base85"})
 	if !errors.Is(err, plugins.ErrNotReady) {
 		t.Fatalf("err = %v", err)
 	}
-	for _, want := range []string{"P_MODELS", "P_MAX_BATCH", "P_TIMEOUT"} {
+	for _, want := range []string{"P_MODELS", "P_MAX_BATCH", "P_TIMEOUT", "P_ENCODING"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}

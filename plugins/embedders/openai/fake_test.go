@@ -2,8 +2,11 @@ package openai_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -22,6 +25,10 @@ type fakeOpenAI struct {
 	key      string
 	models   map[string]int // model name -> native dimensions
 	maxBatch int            // > 0: larger requests get 413
+	// floats is how a server without base64 behaves: "" has it (OpenAI),
+	// "refuse" answers 400 as vLLM did before it had it, "ignore" sends
+	// floats whatever was asked.
+	floats string
 
 	mu       sync.Mutex
 	script   []reply // answered first, in order
@@ -136,6 +143,14 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 		send(openAIError(404, "invalid_request_error", "model_not_found", fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", req.Model)))
 		return
 	}
+	switch {
+	case req.EncodingFormat == "base64" && f.floats == "refuse":
+		send(openAIError(400, "BadRequestError", "", "base64 encoding is not currently supported"))
+		return
+	case req.EncodingFormat != "" && req.EncodingFormat != "float" && req.EncodingFormat != "base64":
+		send(openAIError(400, "invalid_request_error", "", fmt.Sprintf("%q is not one of ['float', 'base64'] - 'encoding_format'", req.EncodingFormat)))
+		return
+	}
 	if f.maxBatch > 0 && len(req.inputs) > f.maxBatch {
 		send(reply{status: 413, body: `{"error":"Payload Too Large"}`})
 		return
@@ -155,9 +170,9 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	type item struct {
-		Object    string    `json:"object"`
-		Index     int       `json:"index"`
-		Embedding []float32 `json:"embedding"`
+		Object    string `json:"object"`
+		Index     int    `json:"index"`
+		Embedding any    `json:"embedding"`
 	}
 	resp := struct {
 		Object string         `json:"object"`
@@ -167,8 +182,22 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	}{Object: "list", Model: req.Model, Usage: map[string]int{"prompt_tokens": len(req.inputs), "total_tokens": len(req.inputs)}}
 	// Reverse order: clients must place embeddings by index.
 	for i := len(vecs) - 1; i >= 0; i-- {
-		resp.Data = append(resp.Data, item{Object: "embedding", Index: i, Embedding: vecs[i]})
+		var v any = vecs[i]
+		if req.EncodingFormat == "base64" && f.floats == "" {
+			v = base64Vector(vecs[i])
+		}
+		resp.Data = append(resp.Data, item{Object: "embedding", Index: i, Embedding: v})
 	}
 	body, _ := json.Marshal(resp)
 	send(reply{status: 200, body: string(body)})
+}
+
+// base64Vector is OpenAI's base64 encoding of a vector: its float32s,
+// little-endian.
+func base64Vector(v []float32) string {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return base64.StdEncoding.EncodeToString(b)
 }

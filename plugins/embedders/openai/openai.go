@@ -3,14 +3,18 @@ package openai
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/docindex/docindex/plugins"
@@ -90,6 +94,23 @@ func WithHeader(key, value string) Option {
 	return func(p *Provider) { p.headers = append(p.headers, [2]string{key, value}) }
 }
 
+// Encodings of vectors in an answer (the request's encoding_format).
+const (
+	// EncodingBase64 asks for each vector as the base64 of its little-endian
+	// float32s: a third of the bytes of decimal floats, and decoded without
+	// parsing numbers, which saves the CPU a large batch otherwise costs.
+	EncodingBase64 = "base64"
+	// EncodingFloat asks for arrays of decimal floats, which every
+	// OpenAI-compatible server can send.
+	EncodingFloat = "float"
+)
+
+// WithEncoding sets the encoding asked of the server (default
+// EncodingBase64). Either kind of answer is read whatever was asked, and a
+// server that refuses base64 is asked for floats from then on, so the
+// setting matters only to skip that first refused request.
+func WithEncoding(e string) Option { return func(p *Provider) { p.encoding = e } }
+
 // WithHTTPClient replaces the HTTP client.
 func WithHTTPClient(c *http.Client) Option { return func(p *Provider) { p.client = c } }
 
@@ -110,6 +131,9 @@ type Provider struct {
 	client    *http.Client
 	configErr error
 	envPrefix string
+	encoding  string
+	// floats is set once the server refused base64.
+	floats atomic.Bool
 
 	mu     sync.Mutex
 	probed map[string]int // dimensions learnt by probing, by model id
@@ -127,9 +151,13 @@ func New(opts ...Option) *Provider {
 		client:    &http.Client{},
 		probed:    map[string]int{},
 		envPrefix: DefaultEnvPrefix,
+		encoding:  EncodingBase64,
 	}
 	for _, o := range opts {
 		o(p)
+	}
+	if p.encoding != EncodingBase64 && p.encoding != EncodingFloat && p.configErr == nil {
+		p.configErr = fmt.Errorf("openai embedder: encoding %q is neither %q nor %q: %w", p.encoding, EncodingBase64, EncodingFloat, plugins.ErrNotReady)
 	}
 	if p.maxBatch <= 0 {
 		p.maxBatch = 32
@@ -282,10 +310,44 @@ type embeddingRequest struct {
 
 type embeddingResponse struct {
 	Data []struct {
-		Index     int       `json:"index"`
-		Embedding []float32 `json:"embedding"`
+		Index     int    `json:"index"`
+		Embedding vector `json:"embedding"`
 	} `json:"data"`
 }
+
+// vector is an embedding in either encoding: a JSON array of numbers, or a
+// string with the base64 of little-endian float32s.
+type vector []float32
+
+func (v *vector) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] != '"' {
+		return json.Unmarshal(b, (*[]float32)(v))
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return fmt.Errorf("embedding is a string but not base64: %w", err)
+	}
+	if len(raw)%4 != 0 {
+		return fmt.Errorf("base64 embedding has %d bytes, not a whole number of float32s", len(raw))
+	}
+	out := make([]float32, len(raw)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	*v = out
+	return nil
+}
+
+// refusedBase64 marks a 400 that names the encoding: the request is sent
+// again asking for floats.
+type refusedBase64 struct{ err error }
+
+func (e *refusedBase64) Error() string { return e.err.Error() }
+func (e *refusedBase64) Unwrap() error { return e.err }
 
 // apiError is OpenAI's error body; other servers send variations, so the
 // raw body is the fallback.
@@ -306,7 +368,28 @@ func (e *tooLarge) Unwrap() error { return e.err }
 // request sends one embeddings request, retrying what is worth retrying.
 // dims, when non-zero, is checked against every vector.
 func (p *Provider) request(ctx context.Context, m Model, texts []string, dims int) ([][]float32, error) {
-	body := embeddingRequest{Model: m.remote(), Input: texts, EncodingFormat: "float"}
+	endpoint, err := p.endpoint()
+	if err != nil {
+		return nil, err
+	}
+	encoding := p.encoding
+	if p.floats.Load() {
+		encoding = EncodingFloat
+	}
+	vecs, err := p.send(ctx, endpoint, m, texts, dims, encoding)
+	var refused *refusedBase64
+	if encoding == EncodingBase64 && errors.As(err, &refused) {
+		// Servers that predate base64 (older vLLM, some llama.cpp builds)
+		// answer 400; others ignore the field and send floats, which reads
+		// as well.
+		p.floats.Store(true)
+		return p.send(ctx, endpoint, m, texts, dims, EncodingFloat)
+	}
+	return vecs, err
+}
+
+func (p *Provider) send(ctx context.Context, endpoint string, m Model, texts []string, dims int, encoding string) ([][]float32, error) {
+	body := embeddingRequest{Model: m.remote(), Input: texts, EncodingFormat: encoding}
 	if m.Shorten && m.Dimensions > 0 {
 		body.Dimensions = m.Dimensions
 	}
@@ -314,12 +397,13 @@ func (p *Provider) request(ctx context.Context, m Model, texts []string, dims in
 	if err != nil {
 		return nil, fmt.Errorf("openai embedder: encode request: %w", err)
 	}
-	endpoint, err := p.endpoint()
-	if err != nil {
-		return nil, err
-	}
 	return retry.Do(ctx, p.backoff, func() ([][]float32, time.Duration, error) {
-		return p.once(ctx, endpoint, m, payload, len(texts), dims)
+		vecs, after, err := p.once(ctx, endpoint, m, payload, len(texts), dims)
+		var refused *refusedBase64
+		if encoding == EncodingBase64 && errors.As(err, &refused) {
+			after = -1 // not worth retrying as is: request() asks for floats
+		}
+		return vecs, after, err
 	})
 }
 
@@ -367,7 +451,11 @@ func (p *Provider) once(ctx context.Context, endpoint string, m Model, payload [
 		return nil, 0, fmt.Errorf("openai embedder: POST %s: reading the answer: %w", endpoint, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, retryAfterOf(resp), p.statusError(endpoint, m, resp, raw)
+		err := p.statusError(endpoint, m, resp, raw)
+		if (resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusUnprocessableEntity) && namesEncoding(raw) {
+			return nil, -1, &refusedBase64{err}
+		}
+		return nil, retryAfterOf(resp), err
 	}
 	var er embeddingResponse
 	if err := json.Unmarshal(raw, &er); err != nil {
@@ -385,9 +473,17 @@ func (p *Provider) once(ctx context.Context, endpoint string, m Model, payload [
 		if dims > 0 && len(d.Embedding) != dims {
 			return nil, -1, fmt.Errorf("openai embedder: model %q returned %d dimensions, configured for %d (set its dimensions to what the server returns)", m.ID, len(d.Embedding), dims)
 		}
-		vecs[d.Index] = d.Embedding
+		vecs[d.Index] = []float32(d.Embedding)
 	}
 	return vecs, 0, nil
+}
+
+// namesEncoding tells whether an error body is about the encoding asked
+// for ("base64 encoding is not currently supported", "encoding_format must
+// be float").
+func namesEncoding(raw []byte) bool {
+	b := bytes.ToLower(raw)
+	return bytes.Contains(b, []byte("base64")) || bytes.Contains(b, []byte("encoding_format"))
 }
 
 // retryAfterOf reads when a 429 or 5xx may be retried; -1 for answers that

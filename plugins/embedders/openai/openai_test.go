@@ -77,7 +77,7 @@ func TestBatchesKeepOrder(t *testing.T) {
 	r := f.requests[0]
 	h := f.headers[0]
 	f.mu.Unlock()
-	if r.Model != "text-embedding-3-small" || r.EncodingFormat != "float" || r.Dimensions != 0 || h.Get("Authorization") != "Bearer sk-test" {
+	if r.Model != "text-embedding-3-small" || r.EncodingFormat != "base64" || r.Dimensions != 0 || h.Get("Authorization") != "Bearer sk-test" {
 		t.Errorf("request = %+v, headers %v", r, h)
 	}
 }
@@ -315,5 +315,77 @@ func TestNotConfigured(t *testing.T) {
 	_, err := openai.New().Models(context.Background())
 	if !errors.Is(err, plugins.ErrNotReady) || !strings.Contains(err.Error(), "DOCINDEX_OPENAI_API_KEY") {
 		t.Errorf("unconfigured: %v", err)
+	}
+}
+
+// Vectors come as base64 unless the server cannot send it: one that refuses
+// it is asked once and then for floats only; one that ignores it sends
+// floats, which read as well. Either way the vectors are the server's, bit
+// for bit.
+func TestEncodings(t *testing.T) {
+	texts := []string{"first text", "second text", "third"}
+	want, _ := hash.New(hash.WithDimensions(1536)).Embed(context.Background(), "hash-1536", texts)
+	for _, tc := range []struct {
+		floats  string          // the server's kind
+		opts    []openai.Option // the provider's
+		formats []string        // encoding_format of each request over two calls
+	}{
+		{"", nil, []string{"base64", "base64"}},
+		{"refuse", nil, []string{"base64", "float", "float"}},
+		{"ignore", nil, []string{"base64", "base64"}},
+		{"", []openai.Option{openai.WithEncoding(openai.EncodingFloat)}, []string{"float", "float"}},
+	} {
+		f := newFake(t)
+		f.floats = tc.floats
+		p := openai.New(append([]openai.Option{openai.WithBaseURL(f.base()), openai.WithAPIKey(f.key),
+			openai.WithModels(openai.Model{ID: "text-embedding-3-small"})}, tc.opts...)...)
+		for range 2 {
+			got, err := p.Embed(context.Background(), "text-embedding-3-small", texts)
+			if err != nil {
+				t.Fatalf("server %q: %v", tc.floats, err)
+			}
+			for i := range texts {
+				if !slices.Equal(got[i], want[i]) {
+					t.Errorf("server %q, options %d: text %d: wrong vector", tc.floats, len(tc.opts), i)
+				}
+			}
+		}
+		f.mu.Lock()
+		var formats []string
+		for _, r := range f.requests {
+			formats = append(formats, r.EncodingFormat)
+		}
+		f.mu.Unlock()
+		if !slices.Equal(formats, tc.formats) {
+			t.Errorf("server %q, options %d: requests asked for %v, want %v", tc.floats, len(tc.opts), formats, tc.formats)
+		}
+	}
+}
+
+// A base64 vector that is not one says so, and is not retried.
+func TestBadBase64Vector(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"object":"list","data":[{"object":"embedding","index":0,"embedding":"not base64!"}]}`: "not base64",
+		`{"object":"list","data":[{"object":"embedding","index":0,"embedding":"AAAAAAA="}]}`:    "not a whole number of float32s",
+	} {
+		f := newFake(t)
+		f.push(reply{status: 200, body: body})
+		p := openai.New(openai.WithBaseURL(f.base()), openai.WithAPIKey(f.key), fastRetries(),
+			openai.WithModels(openai.Model{ID: "text-embedding-3-small"}))
+		_, err := p.Embed(context.Background(), "text-embedding-3-small", []string{"x"})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("answer %s: err = %v, want one that says %q", body, err, want)
+		}
+		if n := f.count(); n != 1 {
+			t.Errorf("answer %s: %d requests, want 1", body, n)
+		}
+	}
+}
+
+func TestUnknownEncodingIsAConfigError(t *testing.T) {
+	p := openai.New(openai.WithEncoding("base85"), openai.WithBaseURL("http://127.0.0.1:1/v1"),
+		openai.WithModels(openai.Model{ID: "m", Dimensions: 4}))
+	if _, err := p.Embed(context.Background(), "m", []string{"x"}); !errors.Is(err, plugins.ErrNotReady) || !strings.Contains(err.Error(), "base85") {
+		t.Errorf("err = %v", err)
 	}
 }
