@@ -14,6 +14,9 @@ import (
 	"github.com/docindex/docindex/migrations"
 )
 
+// maxConns bounds the pool of OpenDB.
+const maxConns = 32
+
 // OpenDB opens a connection pool to PostgreSQL through pgx and wraps it in bun.
 // Library users who already have a *bun.DB over pgdialect pass theirs to New instead.
 func OpenDB(ctx context.Context, url string) (*bun.DB, error) {
@@ -22,8 +25,12 @@ func OpenDB(ctx context.Context, url string) (*bun.DB, error) {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
 	sqldb := stdlib.OpenDB(*cfg)
-	sqldb.SetMaxOpenConns(32)
-	sqldb.SetMaxIdleConns(8)
+	// As many idle connections as open ones: under load (dozens of workers, uploads, the
+	// merge) a smaller idle pool closes connections that are needed again a moment later, and
+	// each new one is a PostgreSQL process to fork, set up and tear down. Idle ones go after
+	// ConnMaxIdleTime.
+	sqldb.SetMaxOpenConns(maxConns)
+	sqldb.SetMaxIdleConns(maxConns)
 	sqldb.SetConnMaxIdleTime(5 * time.Minute)
 	db := bun.NewDB(sqldb, pgdialect.New())
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
