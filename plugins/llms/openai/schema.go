@@ -1,8 +1,13 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
+	"reflect"
 	"slices"
+	"sort"
 )
 
 // OpenAI's strict structured outputs accept a subset of JSON Schema: the root is an object,
@@ -20,22 +25,153 @@ var unsupported = []string{
 // object, optional properties required and nullable (relaxed reports whether there were any).
 // ok is false when the schema cannot be strict without changing what it accepts more than
 // that.
+//
+// The rewrite keeps the order of every object's keys: the model writes its answer's fields in
+// the order of the schema's properties, which is the order of the caller's columns.
 func strictSchema(schema json.RawMessage) (out json.RawMessage, relaxed, ok bool) {
-	var root map[string]any
-	if json.Unmarshal(schema, &root) != nil || !hasType(root, "object") {
+	o := order{}
+	v, err := o.decode(schema)
+	root, _ := v.(map[string]any)
+	if err != nil || root == nil || !hasType(root, "object") {
 		return nil, false, false
 	}
-	if !strictify(root, &relaxed) {
+	if !o.strictify(root, &relaxed) {
 		return nil, false, false
 	}
-	out, err := json.Marshal(root)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := o.encode(&buf, root); err != nil {
 		return nil, false, false
 	}
-	return out, relaxed, true
+	return buf.Bytes(), relaxed, true
 }
 
-func strictify(s map[string]any, relaxed *bool) bool {
+// order remembers the key order of the objects of a decoded JSON document, by the identity of
+// their maps: the rewrite changes the maps in place and may wrap them in new ones, and each
+// keeps its order through that.
+type order map[uintptr][]string
+
+// decode parses one JSON value into maps, slices, json.Number (exact), strings, bools and nil.
+func (o order) decode(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := o.value(dec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the JSON value")
+	}
+	return v, nil
+}
+
+func (o order) value(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch tok {
+	case json.Delim('{'):
+		m := map[string]any{}
+		var keys []string
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			k, _ := kt.(string)
+			v, err := o.value(dec)
+			if err != nil {
+				return nil, err
+			}
+			if _, dup := m[k]; !dup {
+				keys = append(keys, k)
+			}
+			m[k] = v
+		}
+		if _, err := dec.Token(); err != nil { // '}'
+			return nil, err
+		}
+		o[reflect.ValueOf(m).Pointer()] = keys
+		return m, nil
+	case json.Delim('['):
+		list := []any{}
+		for dec.More() {
+			v, err := o.value(dec)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, v)
+		}
+		if _, err := dec.Token(); err != nil { // ']'
+			return nil, err
+		}
+		return list, nil
+	}
+	return tok, nil
+}
+
+// keys returns m's keys: those decoded in their order, then added ones sorted.
+func (o order) keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	seen := make(map[string]bool, len(m))
+	for _, k := range o[reflect.ValueOf(m).Pointer()] {
+		if _, ok := m[k]; ok && !seen[k] {
+			out = append(out, k)
+			seen[k] = true
+		}
+	}
+	var added []string
+	for k := range m {
+		if !seen[k] {
+			added = append(added, k)
+		}
+	}
+	sort.Strings(added)
+	return append(out, added...)
+}
+
+// encode writes v as JSON with its objects' keys in order.
+func (o order) encode(buf *bytes.Buffer, v any) error {
+	switch v := v.(type) {
+	case map[string]any:
+		buf.WriteByte('{')
+		for i, k := range o.keys(v) {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			kb, err := json.Marshal(k)
+			if err != nil {
+				return err
+			}
+			buf.Write(kb)
+			buf.WriteByte(':')
+			if err := o.encode(buf, v[k]); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte('}')
+	case []any:
+		buf.WriteByte('[')
+		for i, x := range v {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := o.encode(buf, x); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+	}
+	return nil
+}
+
+func (o order) strictify(s map[string]any, relaxed *bool) bool {
 	for _, k := range unsupported {
 		if _, found := s[k]; found {
 			return false
@@ -51,12 +187,7 @@ func strictify(s map[string]any, relaxed *bool) bool {
 		}
 		s["additionalProperties"] = false
 		required := stringList(s["required"])
-		names := make([]string, 0, len(props))
-		for name := range props {
-			names = append(names, name)
-		}
-		slices.Sort(names) // a stable request body
-		for _, name := range names {
+		for _, name := range o.keys(props) {
 			ps, ok := props[name].(map[string]any)
 			if !ok {
 				return false
@@ -77,19 +208,19 @@ func strictify(s map[string]any, relaxed *bool) bool {
 		if m, ok := s[key].(map[string]any); ok {
 			for _, v := range m {
 				sub, ok := v.(map[string]any)
-				if !ok || !strictify(sub, relaxed) {
+				if !ok || !o.strictify(sub, relaxed) {
 					return false
 				}
 			}
 		}
 	}
-	if items, ok := s["items"].(map[string]any); ok && !strictify(items, relaxed) {
+	if items, ok := s["items"].(map[string]any); ok && !o.strictify(items, relaxed) {
 		return false
 	}
 	if list, ok := s["anyOf"].([]any); ok {
 		for _, v := range list {
 			sub, ok := v.(map[string]any)
-			if !ok || !strictify(sub, relaxed) {
+			if !ok || !o.strictify(sub, relaxed) {
 				return false
 			}
 		}

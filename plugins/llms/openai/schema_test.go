@@ -12,18 +12,23 @@ func TestStrictSchema(t *testing.T) {
 		relaxed, ok    bool
 	}{
 		{"already strict", `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":false}`,
-			`{"additionalProperties":false,"properties":{"a":{"type":"string"}},"required":["a"],"type":"object"}`, false, true},
+			`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":false}`, false, true},
 		{"optional made nullable", `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":["integer","null"]},"c":{"type":"number"}},"required":["a"]}`,
-			`{"additionalProperties":false,"properties":{"a":{"type":"string"},"b":{"type":["integer","null"]},"c":{"type":["number","null"]}},"required":["a","b","c"],"type":"object"}`, true, true},
+			`{"type":"object","properties":{"a":{"type":"string"},"b":{"type":["integer","null"]},"c":{"type":["number","null"]}},"required":["a","b","c"],"additionalProperties":false}`, true, true},
 		{"nested and defs", `{"type":"object","properties":{"x":{"$ref":"#/$defs/p"}},"required":["x"],"$defs":{"p":{"type":"object","properties":{"q":{"type":"boolean"}}}}}`,
-			`{"$defs":{"p":{"additionalProperties":false,"properties":{"q":{"type":["boolean","null"]}},"required":["q"],"type":"object"}},"additionalProperties":false,"properties":{"x":{"$ref":"#/$defs/p"}},"required":["x"],"type":"object"}`, true, true},
+			`{"type":"object","properties":{"x":{"$ref":"#/$defs/p"}},"required":["x"],"$defs":{"p":{"type":"object","properties":{"q":{"type":["boolean","null"]}},"additionalProperties":false,"required":["q"]}},"additionalProperties":false}`, true, true},
 		{"ref made optional", `{"type":"object","properties":{"x":{"$ref":"#/$defs/p"}},"$defs":{"p":{"type":"string"}}}`,
-			`{"$defs":{"p":{"type":"string"}},"additionalProperties":false,"properties":{"x":{"anyOf":[{"$ref":"#/$defs/p"},{"type":"null"}]}},"required":["x"],"type":"object"}`, true, true},
+			`{"type":"object","properties":{"x":{"anyOf":[{"$ref":"#/$defs/p"},{"type":"null"}]}},"$defs":{"p":{"type":"string"}},"additionalProperties":false,"required":["x"]}`, true, true},
 		{"root not an object", `{"type":"array","items":{"type":"string"}}`, "", false, false},
 		{"free-form object", `{"type":"object","properties":{"m":{"type":"object"}},"required":["m"]}`, "", false, false},
 		{"open object", `{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":true}`, "", false, false},
 		{"oneOf", `{"type":"object","properties":{"a":{"oneOf":[{"type":"string"},{"type":"integer"}]}},"required":["a"]}`, "", false, false},
+		// The model writes its fields in the order of the properties: the caller's order stays,
+		// in nested objects and wrapped ones too, and optional names join "required" in it.
+		{"order kept", `{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"object","properties":{"y":{"type":"integer","maximum":12345678901234567890},"b":{"type":"number"}},"required":["y"]},"mid":{"type":"string"}},"required":["mid"]}`,
+			`{"type":"object","properties":{"zeta":{"type":["string","null"]},"alpha":{"type":["object","null"],"properties":{"y":{"type":"integer","maximum":12345678901234567890},"b":{"type":["number","null"]}},"required":["y","b"],"additionalProperties":false},"mid":{"type":"string"}},"required":["mid","zeta","alpha"],"additionalProperties":false}`, true, true},
 		{"not JSON", `{`, "", false, false},
+		{"two values", `{"type":"object","properties":{"a":{"type":"string"}}} {}`, "", false, false},
 	} {
 		out, relaxed, ok := strictSchema(json.RawMessage(tc.in))
 		if ok != tc.ok || relaxed != tc.relaxed || string(out) != tc.want {
