@@ -32,16 +32,21 @@ const noLLM = "structured extraction skipped: no language model is configured (t
 // are written, and returns what the file's warning should add. The file's rows are always
 // replaced by what this run extracted: when extraction cannot run at all, the rows of an
 // earlier version of the file go too, since they may no longer hold.
-func (s *Service) extractStructured(ctx context.Context, c *store.Collection, f *store.File, doc *extract.Document) []string {
+//
+// When the model did not answer for a reason that may pass (its server down, rate limits) and
+// retry is set, it writes nothing and returns an error instead, so that the job is retried
+// later: an outage of a few minutes then leaves no file without its rows. On the job's last
+// attempt the rows that did come back are kept and the failure is a warning.
+func (s *Service) extractStructured(ctx context.Context, c *store.Collection, f *store.File, doc *extract.Document, retry bool) ([]string, error) {
 	if !c.StructuredExtractionEnabled {
-		return nil
+		return nil, nil
 	}
 	tables, err := dataset.Parse(c.LiveSchema)
 	if err != nil {
-		return []string{"structured extraction skipped: " + err.Error()}
+		return []string{"structured extraction skipped: " + err.Error()}, nil
 	}
 	if len(tables) == 0 {
-		return []string{"structured extraction skipped: the collection defines no tables"}
+		return []string{"structured extraction skipped: the collection defines no tables"}, nil
 	}
 	var warnings []string
 	rows := map[string][][]any{}
@@ -59,7 +64,10 @@ func (s *Service) extractStructured(ctx context.Context, c *store.Collection, f 
 		res, err := ex.Extract(ctx, structured.Input{Tables: tables, Instructions: c.ExtractionInstructions,
 			MaxPages: maxPages, Name: f.Name, Pages: doc.Pages, PageCount: doc.PageCount})
 		if err != nil {
-			return []string{err.Error()} // cancelled: the job ends or is retried, rows untouched
+			return []string{err.Error()}, nil // cancelled: the job ends or is retried, rows untouched
+		}
+		if res.Unavailable != nil && retry {
+			return nil, fmt.Errorf("structured extraction: the language model did not answer (the job is retried): %w", res.Unavailable)
 		}
 		rows, warnings = res.Rows, res.Warnings
 		s.log.DebugContext(ctx, "extracted rows", "file", f.ID, "model", model.ID, "requests", res.Requests,
@@ -68,7 +76,7 @@ func (s *Service) extractStructured(ctx context.Context, c *store.Collection, f 
 	if err := s.writeExtraction(ctx, c, f, tables, rows); err != nil {
 		warnings = append(warnings, "structured extraction rows not stored: "+err.Error())
 	}
-	return warnings
+	return warnings, nil
 }
 
 // writeExtraction replaces the file's rows unless the file was deleted meanwhile. The file row

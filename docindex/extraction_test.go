@@ -25,6 +25,7 @@ import (
 	"github.com/docindex/docindex/docindex/queue"
 	"github.com/docindex/docindex/docindex/vectorstore"
 	"github.com/docindex/docindex/docindex/worker"
+	"github.com/docindex/docindex/plugins/embedder"
 	"github.com/docindex/docindex/plugins/embedders/hash"
 	"github.com/docindex/docindex/plugins/llms/openai"
 )
@@ -48,6 +49,8 @@ type chatServer struct {
 	// the request, and the answer waits for release (or the client giving up).
 	hold             string
 	arrived, release chan struct{}
+	// down, while above zero, answers that many requests 503 as an overloaded server does.
+	down int
 }
 
 // chatCall is a request as the server received it, in OpenAI's shape.
@@ -131,6 +134,10 @@ func (cs *chatServer) serve(w http.ResponseWriter, r *http.Request) {
 	cs.mu.Lock()
 	cs.reqs = append(cs.reqs, call)
 	hold := cs.hold != "" && strings.Contains(call.message("user"), cs.hold)
+	down := cs.down > 0
+	if down {
+		cs.down--
+	}
 	cs.mu.Unlock()
 	if hold {
 		cs.arrived <- struct{}{}
@@ -139,6 +146,10 @@ func (cs *chatServer) serve(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
+	}
+	if down {
+		chatError(w, http.StatusServiceUnavailable, "server_error", "", "The server is overloaded or not ready yet.")
+		return
 	}
 	if call.Model != chatModel {
 		chatError(w, http.StatusNotFound, "invalid_request_error", "model_not_found", fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", call.Model))
@@ -363,9 +374,14 @@ type extEnv struct {
 // newExtEnv starts the server and its workers; h, when given, runs the jobs instead of the
 // service itself.
 func newExtEnv(t *testing.T, withLLM bool, h ...worker.Handler) *extEnv {
+	return newExtEnvWith(t, withLLM, nil, h...)
+}
+
+// newExtEnvWith is newExtEnv with more service options.
+func newExtEnvWith(t *testing.T, withLLM bool, more []docindex.Option, h ...worker.Handler) *extEnv {
 	t.Helper()
 	e := &extEnv{chat: newChatServer(t)}
-	opts := []docindex.Option{docindex.WithEmbedders(hash.New())}
+	opts := append([]docindex.Option{docindex.WithEmbedders(hash.New())}, more...)
 	if withLLM {
 		opts = append(opts, docindex.WithLLM(e.chat.provider()))
 	}
@@ -652,6 +668,81 @@ func TestExtractionRejectsInvalidRow(t *testing.T) {
 	}
 }
 
+// TestExtractionRetriedAfterOutage: a model server that does not answer (503) makes the job
+// retry instead of leaving the file without its rows; only the last attempt settles for a
+// warning. Meanwhile the file's text is searchable.
+func TestExtractionRetriedAfterOutage(t *testing.T) {
+	fast := docindex.WithQueueOptions(queue.WithBackoff(func(int) time.Duration { return 50 * time.Millisecond }))
+	e := newExtEnvWith(t, true, []docindex.Option{fast})
+	coll := e.collection(t, "outage", "", nil)
+
+	// Down for two requests: the second retry finds the server back.
+	e.chat.mu.Lock()
+	e.chat.down = 2
+	e.chat.mu.Unlock()
+	id := e.upload(t, coll, "acme.txt", "text/plain", []byte(invoiceText))
+	e.s.WaitIdle(60 * time.Second)
+	if status, warning := e.file(t, id); status != "indexed" || warning != "" {
+		t.Errorf("file after a short outage: %s %q, want indexed", status, warning)
+	}
+	if got := numbers(e.invoices(t, coll)); !slices.Equal(got, []string{"INV-001"}) {
+		t.Errorf("invoices after a short outage: %v", got)
+	}
+	if n := len(e.chat.callsFor("acme.txt")); n != 3 {
+		t.Errorf("%d requests, want 3 (two refused, one answered)", n)
+	}
+	jobs := e.jobs(t, id)
+	if len(jobs) != 1 || jobs[0].Status != "completed" || jobs[0].RetryCount != 2 {
+		t.Errorf("jobs = %+v, want one completed after 2 retries", jobs)
+	}
+
+	// Down for longer than the retries (1 + 3 attempts): the last attempt keeps the text
+	// indexed and says why the rows are missing.
+	e.chat.mu.Lock()
+	e.chat.down = 100
+	e.chat.mu.Unlock()
+	id = e.upload(t, coll, "march.md", "text/markdown", []byte(invoiceMarkdown))
+	e.s.WaitIdle(60 * time.Second)
+	status, warning := e.file(t, id)
+	if status != "indexed_with_warning" || !strings.Contains(warning, "503") {
+		t.Errorf("file after a long outage: %s %q", status, warning)
+	}
+	if n := len(e.chat.callsFor("march.md")); n != 4 {
+		t.Errorf("%d requests, want 4 (the first attempt and three retries)", n)
+	}
+	jobs = e.jobs(t, id)
+	if len(jobs) != 1 || jobs[0].Status != "completed" || jobs[0].RetryCount != 3 {
+		t.Errorf("jobs = %+v, want one completed on its last retry", jobs)
+	}
+	if got := numbers(e.invoices(t, coll)); !slices.Equal(got, []string{"INV-001"}) {
+		t.Errorf("invoices after a long outage: %v, want the first file's only", got)
+	}
+	r := e.s.Do("POST", "/api/collections/"+coll+"/search", e.tok, map[string]any{"query": "March", "mode": "fulltext"})
+	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), id) {
+		t.Errorf("search for the file's text: %d %s", r.Status, r.Body)
+	}
+}
+
+// jobs returns a file's jobs through the API.
+func (e *extEnv) jobs(t *testing.T, id string) []struct {
+	Status     string `json:"status"`
+	RetryCount int    `json:"retryCount"`
+} {
+	t.Helper()
+	r := e.s.Do("GET", "/files/"+id, e.tok, nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("get file %s: %d %s", id, r.Status, r.Body)
+	}
+	var body struct {
+		Jobs []struct {
+			Status     string `json:"status"`
+			RetryCount int    `json:"retryCount"`
+		} `json:"jobs"`
+	}
+	r.JSON(t, &body)
+	return body.Jobs
+}
+
 // TestExtractionWithoutLLM: a service without a language model indexes the text and says why
 // the tables stay empty.
 func TestExtractionWithoutLLM(t *testing.T) {
@@ -680,39 +771,105 @@ func TestExtractionWithoutLLM(t *testing.T) {
 // interesting case is a job that does not notice (another process, a slow lease check) and
 // writes its rows after the teardown: the write must see that the file is gone.
 func TestExtractionFileDeletedMeanwhile(t *testing.T) {
-	var svc *docindex.Service
-	done := make(chan struct{}, 1)
-	deaf := worker.HandlerFunc(func(ctx context.Context, j queue.Job) error {
-		err := svc.Handle(context.WithoutCancel(ctx), j) // never hears the cancellation
+	// The job of a deleted file is cancelled; these handlers never hear it, as a job in
+	// another process with a slow lease check would not.
+	deafEnv := func(t *testing.T, more ...docindex.Option) (*extEnv, chan struct{}) {
+		var svc *docindex.Service
+		done := make(chan struct{}, 1)
+		deaf := worker.HandlerFunc(func(ctx context.Context, j queue.Job) error {
+			err := svc.Handle(context.WithoutCancel(ctx), j)
+			select {
+			case done <- struct{}{}:
+			default:
+			}
+			return err
+		})
+		e := newExtEnvWith(t, true, more, deaf)
+		svc = e.s.Svc
+		return e, done
+	}
+	check := func(t *testing.T, e *extEnv, coll, id string, done chan struct{}) {
+		t.Helper()
 		select {
-		case done <- struct{}{}:
-		default:
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the job did not finish")
 		}
-		return err
+		if inv := e.invoices(t, coll); len(inv) != 0 {
+			t.Errorf("rows of a deleted file: %v", numbers(inv))
+		}
+		if lines := e.rows(t, coll, "line_items"); len(lines) != 0 {
+			t.Errorf("line items of a deleted file: %v", lines)
+		}
+		var chunks int
+		if err := e.s.DB.QueryRowContext(context.Background(), "SELECT count(*) FROM "+vectorstore.Relation(uuid.MustParse(coll))+" k WHERE file_id = ?", id).Scan(&chunks); err != nil {
+			t.Fatal(err)
+		}
+		if chunks != 0 {
+			t.Errorf("%d chunks of a deleted file", chunks)
+		}
+	}
+	del := func(t *testing.T, e *extEnv, id string) {
+		t.Helper()
+		if r := e.s.Do("DELETE", "/files/"+id, e.tok, nil); r.Status/100 != 2 {
+			t.Fatalf("delete: %d %s", r.Status, r.Body)
+		}
+	}
+
+	// The file goes while the model reads it, and the model answers after the teardown.
+	t.Run("answered", func(t *testing.T) {
+		e, done := deafEnv(t)
+		e.chat.hold, e.chat.arrived, e.chat.release = "INV-001", make(chan struct{}, 1), make(chan struct{})
+		coll := e.collection(t, "deleted", "", nil)
+		id := e.upload(t, coll, "acme.txt", "text/plain", []byte(invoiceText))
+		wait(t, e.chat.arrived, "the model was never asked")
+		del(t, e, id)
+		close(e.chat.release)
+		check(t, e, coll, id, done)
 	})
-	e := newExtEnv(t, true, deaf)
-	svc = e.s.Svc
-	e.chat.hold, e.chat.arrived, e.chat.release = "INV-001", make(chan struct{}, 1), make(chan struct{})
-	coll := e.collection(t, "deleted", "", nil)
-	id := e.upload(t, coll, "acme.txt", "text/plain", []byte(invoiceText))
+	// The file goes while its chunks are embedded, before they are written; then the model
+	// does not answer, which would retry the job, but the file is gone: its chunks must go.
+	t.Run("model down", func(t *testing.T) {
+		held := &heldEmbedder{Embedder: hash.New(), hold: "INV-001", arrived: make(chan struct{}, 1), release: make(chan struct{})}
+		e, done := deafEnv(t, docindex.WithEmbedders(held))
+		e.chat.down = 1
+		coll := e.collection(t, "deleted", "", nil)
+		id := e.upload(t, coll, "acme.txt", "text/plain", []byte(invoiceText))
+		wait(t, held.arrived, "the file was never embedded")
+		del(t, e, id)
+		close(held.release)
+		check(t, e, coll, id, done)
+		if n := len(e.chat.callsFor("acme.txt")); n != 1 {
+			t.Errorf("%d requests to the model, want 1", n)
+		}
+	})
+}
+
+func wait(t *testing.T, c chan struct{}, msg string) {
+	t.Helper()
 	select {
-	case <-e.chat.arrived:
+	case <-c:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the model was never asked")
+		t.Fatal(msg)
 	}
-	if r := e.s.Do("DELETE", "/files/"+id, e.tok, nil); r.Status/100 != 2 {
-		t.Fatalf("delete: %d %s", r.Status, r.Body)
+}
+
+// heldEmbedder holds the first call with a text containing hold until release.
+type heldEmbedder struct {
+	embedder.Embedder
+	hold             string
+	arrived, release chan struct{}
+	once             sync.Once
+}
+
+func (h *heldEmbedder) Embed(ctx context.Context, model string, texts []string) ([][]float32, error) {
+	for _, t := range texts {
+		if strings.Contains(t, h.hold) {
+			h.once.Do(func() {
+				h.arrived <- struct{}{}
+				<-h.release
+			})
+		}
 	}
-	close(e.chat.release) // the model answers after the teardown
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the job did not finish")
-	}
-	if inv := e.invoices(t, coll); len(inv) != 0 {
-		t.Errorf("rows of a deleted file: %v", numbers(inv))
-	}
-	if lines := e.rows(t, coll, "line_items"); len(lines) != 0 {
-		t.Errorf("line items of a deleted file: %v", lines)
-	}
+	return h.Embedder.Embed(ctx, model, texts)
 }

@@ -45,8 +45,9 @@ func (s *Service) handle(ctx context.Context, j queue.Job) error {
 		if !j.FileID.Valid {
 			return worker.Permanent(errors.New("index job without a file"))
 		}
-		err := s.indexFile(ctx, j.FileID.UUID)
-		if err != nil && (worker.IsPermanent(err) || j.RetryCount >= j.MaxRetries) {
+		last := j.RetryCount >= j.MaxRetries
+		err := s.indexFile(ctx, j.FileID.UUID, last)
+		if err != nil && (worker.IsPermanent(err) || last) {
 			s.markFailed(context.WithoutCancel(ctx), j.FileID.UUID, err)
 		}
 		return err
@@ -81,7 +82,9 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-func (s *Service) indexFile(ctx context.Context, fileID uuid.UUID) error {
+// indexFile indexes a file; last says whether this is the job's last attempt, after which a
+// failure that may pass becomes a warning instead of a retry.
+func (s *Service) indexFile(ctx context.Context, fileID uuid.UUID, last bool) error {
 	f := &store.File{}
 	if err := s.db.NewSelect().Model(f).Where("id = ?", fileID).Scan(ctx); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
@@ -189,7 +192,8 @@ func (s *Service) indexFile(ctx context.Context, fileID uuid.UUID) error {
 	s.log.DebugContext(ctx, "indexed file", "file", f.ID, "chunks", len(rows),
 		"extract_ms", t1.Sub(t0).Milliseconds(), "chunk_ms", t2.Sub(t1).Milliseconds(),
 		"embed_ms", t3.Sub(t2).Milliseconds(), "write_ms", t4.Sub(t3).Milliseconds())
-	doc.Warnings = append(doc.Warnings, s.extractStructured(ctx, c, f, doc)...)
+	warnings, outage := s.extractStructured(ctx, c, f, doc, !last)
+	doc.Warnings = append(doc.Warnings, warnings...)
 	status, warning := "indexed", ""
 	if len(doc.Warnings) > 0 {
 		status, warning = "indexed_with_warning", strings.Join(doc.Warnings, "; ")
@@ -202,9 +206,15 @@ func (s *Service) indexFile(ctx context.Context, fileID uuid.UUID) error {
 	// cancelled (its file deleted meanwhile), or the chunks of a deleted file would stay.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	res, err := s.db.NewUpdate().Model((*store.File)(nil)).
-		Set("status = ?, warning = ?, page_count = ?, last_indexed_at = now(), updated_at = now()", status, truncate(warning, 2000), pages).
-		Where("id = ?", f.ID).Exec(ctx)
+	q := s.db.NewUpdate().Model((*store.File)(nil)).Where("id = ?", f.ID)
+	if outage != nil {
+		// Retried later: the file stays as it is, its new chunks searchable meanwhile and
+		// replaced by the retry. The update only finds out whether the file is still there.
+		q = q.Set("updated_at = updated_at")
+	} else {
+		q = q.Set("status = ?, warning = ?, page_count = ?, last_indexed_at = now(), updated_at = now()", status, truncate(warning, 2000), pages)
+	}
+	res, err := q.Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("update file: %w", err)
 	}
@@ -215,8 +225,9 @@ func (s *Service) indexFile(ctx context.Context, fileID uuid.UUID) error {
 		if err := s.vectors.DeleteFile(ctx, s.db, c.ID, f.ID); err != nil {
 			return fmt.Errorf("remove chunks of a deleted file: %w", err)
 		}
+		return nil
 	}
-	return nil
+	return outage
 }
 
 // extractFile extracts the text of a file. An image file is no document the extractor reads:

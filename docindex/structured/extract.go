@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/docindex/docindex/docindex/dataset"
 	"github.com/docindex/docindex/docindex/extract"
+	"github.com/docindex/docindex/plugins"
 	"github.com/docindex/docindex/plugins/llm"
 )
 
@@ -78,6 +80,22 @@ type Result struct {
 	Warnings []string
 	// Requests is the number of completions asked for.
 	Requests int
+	// Unavailable is the first request error that may pass (the model's server down or busy,
+	// the plugin restarting), as opposed to one the request itself caused (a refusal, a wrong
+	// key, an unknown model). A caller that can try again later may prefer that to keeping
+	// the rows that did come back.
+	Unavailable error
+}
+
+// passing tells whether a failed completion may succeed when asked again later.
+func passing(err error) bool {
+	for _, lasting := range []error{plugins.ErrInvalidArgument, plugins.ErrUnauthenticated,
+		plugins.ErrPermissionDenied, plugins.ErrNotReady, plugins.ErrUnimplemented, plugins.ErrNotFound, llm.ErrUnknownModel} {
+		if errors.Is(err, lasting) {
+			return false
+		}
+	}
+	return true
 }
 
 // Extract asks the model for the rows of every table, window by window, and validates each
@@ -120,6 +138,9 @@ func (e *Extractor) Extract(ctx context.Context, in Input) (*Result, error) {
 				return nil, fmt.Errorf("structured extraction: %w", ctx.Err())
 			}
 			res.Warnings = append(res.Warnings, fmt.Sprintf("structured extraction failed%s: %v", where, err))
+			if res.Unavailable == nil && passing(err) {
+				res.Unavailable = err
+			}
 			continue
 		}
 		answer, err := parseAnswer(resp)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/docindex/docindex/docindex/dataset"
 	"github.com/docindex/docindex/docindex/extract"
+	"github.com/docindex/docindex/plugins"
 	"github.com/docindex/docindex/plugins/llm"
 )
 
@@ -258,5 +259,39 @@ func TestNumericKeepsDigits(t *testing.T) {
 	}
 	if got := res.Rows["t"][0][0]; got != "12345678901234567890.123456789" {
 		t.Errorf("numeric %v", got)
+	}
+}
+
+// A failed request is reported as Unavailable only when asking again later may help: a server
+// or plugin that does not answer, rate limits; not a refusal, a wrong key or an unknown model.
+func TestExtractUnavailable(t *testing.T) {
+	fail := func(err error) func(llm.Request) (*llm.Response, error) {
+		return func(llm.Request) (*llm.Response, error) { return nil, err }
+	}
+	for _, tc := range []struct {
+		err     error
+		passing bool
+	}{
+		{errors.New("POST /v1/chat/completions: 503 Service Unavailable"), true},
+		{fmt.Errorf("llm plugin: %w", plugins.ErrUnavailable), true},
+		{fmt.Errorf("429: %w", plugins.ErrRateLimited), true},
+		{fmt.Errorf("refused: %w", plugins.ErrInvalidArgument), false},
+		{fmt.Errorf("401: %w", plugins.ErrUnauthenticated), false},
+		{fmt.Errorf("gpt-9: %w", llm.ErrUnknownModel), false},
+	} {
+		// Two windows: the first fails, the second answers; its rows count either way.
+		m := &scripted{replies: []func(llm.Request) (*llm.Response, error){fail(tc.err),
+			answer(`{"invoices": [{"number": "INV-8", "total": 1}], "lines": []}`)}}
+		res, err := New(m, "gpt-test", WithBudget(minBudget)).Extract(context.Background(), Input{Tables: invoiceTables(),
+			Name: "two.txt", Pages: pages(strings.Repeat("a ", 750), "Invoice INV-8 "+strings.Repeat("b ", 500))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Unavailable != nil; got != tc.passing || (got && !errors.Is(res.Unavailable, tc.err)) {
+			t.Errorf("%v: Unavailable = %v, want passing %v", tc.err, res.Unavailable, tc.passing)
+		}
+		if res.Requests != 2 || len(res.Rows["invoices"]) != 1 || len(res.Warnings) != 1 {
+			t.Errorf("%v: %d requests, rows %v, warnings %v", tc.err, res.Requests, res.Rows, res.Warnings)
+		}
 	}
 }
