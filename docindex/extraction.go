@@ -13,6 +13,7 @@ import (
 	"github.com/docindex/docindex/docindex/extract"
 	"github.com/docindex/docindex/docindex/store"
 	"github.com/docindex/docindex/docindex/structured"
+	"github.com/docindex/docindex/docindex/worker"
 	"github.com/docindex/docindex/plugins/llm"
 )
 
@@ -61,8 +62,10 @@ func (s *Service) extractStructured(ctx context.Context, c *store.Collection, f 
 		}
 		t0 := time.Now()
 		ex := structured.New(s.llm, model.ID, structured.WithContextTokens(model.ContextTokens))
+		resume := worker.Wait(ctx) // seconds per request: the worker may take the next file
 		res, err := ex.Extract(ctx, structured.Input{Tables: tables, Instructions: c.ExtractionInstructions,
 			MaxPages: maxPages, Name: f.Name, Pages: doc.Pages, PageCount: doc.PageCount})
+		resume()
 		if err != nil {
 			return []string{err.Error()}, nil // cancelled: the job ends or is retried, rows untouched
 		}

@@ -309,6 +309,10 @@ func (s *Service) describeImages(ctx context.Context, c *store.Collection, f *st
 
 // embed calls the embedder in batches.
 func (s *Service) embed(ctx context.Context, model string, texts []string) ([][]float32, error) {
+	// The job waits on the provider: its worker may start the next file meanwhile, whose
+	// chunks then join the same embedding batches.
+	resume := worker.Wait(ctx)
+	defer resume()
 	out := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); start += embedBatch {
 		end := min(start+embedBatch, len(texts))

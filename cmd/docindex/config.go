@@ -18,6 +18,7 @@ import (
 	"github.com/docindex/docindex/docindex/images"
 	"github.com/docindex/docindex/docindex/pluginhost"
 	"github.com/docindex/docindex/docindex/vectorstore"
+	"github.com/docindex/docindex/docindex/worker"
 	"github.com/docindex/docindex/plugins/embedders/hash"
 )
 
@@ -34,12 +35,22 @@ type config struct {
 	BlobURL         string        `env:"DOCINDEX_BLOB_URL"`
 	MaxUploadBytes  int64         `env:"DOCINDEX_MAX_UPLOAD_BYTES" envDefault:"104857600"`
 	Workers         int           `env:"DOCINDEX_WORKERS" envDefault:"2"`
+	WaitingJobs     int           `env:"DOCINDEX_WAITING_JOBS" envDefault:"-1"`
 	MaxUnmerged     int           `env:"DOCINDEX_MAX_UNMERGED_CHUNKS" envDefault:"20000"`
 	SecretKey       string        `env:"DOCINDEX_SECRET_KEY"`
 	ExtractionModel string        `env:"DOCINDEX_EXTRACTION_MODEL"`
 	SchedulerEvery  time.Duration `env:"DOCINDEX_SCHEDULER_INTERVAL" envDefault:"30s"`
 	LogLevel        string        `env:"DOCINDEX_LOG_LEVEL" envDefault:"info"`
 	LogFormat       string        `env:"DOCINDEX_LOG_FORMAT" envDefault:"json"`
+}
+
+// poolOptions configures a worker pool of n workers.
+func (c *config) poolOptions(n int, log *slog.Logger) []worker.Option {
+	opts := []worker.Option{worker.WithWorkers(n), worker.WithLogger(log)}
+	if c.WaitingJobs >= 0 { // else the pool's default, 16 per worker
+		opts = append(opts, worker.WithMaxWaiting(c.WaitingJobs))
+	}
+	return opts
 }
 
 func loadConfig() (*config, error) {

@@ -59,7 +59,7 @@ func serve(ctx context.Context, cfg *config) error {
 	go func() {
 		defer close(workersDone)
 		if cfg.Workers > 0 {
-			pool := worker.New(svc.Queue(), svc, worker.WithWorkers(cfg.Workers), worker.WithLogger(log))
+			pool := worker.New(svc.Queue(), svc, cfg.poolOptions(cfg.Workers, log)...)
 			if err := pool.Run(ctx); err != nil && ctx.Err() == nil {
 				errc <- fmt.Errorf("workers: %w", err)
 			}
@@ -108,7 +108,7 @@ func newWorker() *cobra.Command {
 			n := max(cfg.Workers, 1)
 			log.Info("docindex workers running", "workers", n)
 			go svc.RunIndexMerge(ctx)
-			return worker.New(svc.Queue(), svc, worker.WithWorkers(n), worker.WithLogger(log)).Run(ctx)
+			return worker.New(svc.Queue(), svc, cfg.poolOptions(n, log)...).Run(ctx)
 		},
 	}
 	bindFlags(cmd, cfg)

@@ -10,6 +10,11 @@
 // retryable error. Handlers must be idempotent: a job whose worker died is run again from the
 // start.
 //
+// A handler that waits on another service (an embedding API, a language model) says so with
+// Wait: its worker is free for the next job meanwhile, up to WithMaxWaiting jobs beyond the
+// workers, so a few workers keep a slow provider busy without running many CPU-bound jobs at
+// once.
+//
 // The pool sleeps until a notification says jobs were queued (LISTEN), with polling as the
 // fallback, and, when asked, runs the rescuer for expired leases on whichever process holds the
 // "rescuer" leadership.

@@ -49,12 +49,18 @@ type Pool struct {
 	listen      bool
 	log         *slog.Logger
 
+	maxWaiting int
+
 	started atomic.Bool
+	freed   chan struct{} // a worker came free: claim
 	mu      sync.Mutex
 	running map[uuid.UUID]*task
+	waiting int // running jobs that wait on another service (Wait) and need no worker
 }
 
 type task struct {
+	pool      *Pool
+	waiting   bool // in Wait; guarded by pool.mu
 	job       queue.Job
 	claimedAt time.Time
 	cancel    context.CancelCauseFunc
@@ -72,6 +78,12 @@ func WithWorkers(n int) Option {
 			p.workers = n
 		}
 	}
+}
+
+// WithMaxWaiting sets how many jobs a pool runs beyond its workers while jobs wait on another
+// service (see Wait) (default 16 per worker; 0 makes Wait free no worker).
+func WithMaxWaiting(n int) Option {
+	return func(p *Pool) { p.maxWaiting = max(n, 0) }
 }
 
 // WithID sets the worker id recorded on claimed jobs (default host-pid-random). It must be
@@ -169,9 +181,14 @@ func New(q *queue.Queue, h Handler, opts ...Option) *Pool {
 		listen:      true,
 		log:         q.Logger(),
 		running:     map[uuid.UUID]*task{},
+		freed:       make(chan struct{}, 1),
+		maxWaiting:  -1,
 	}
 	for _, o := range opts {
 		o(p)
+	}
+	if p.maxWaiting < 0 {
+		p.maxWaiting = 16 * p.workers
 	}
 	// Tickers need a positive period, whatever tiny lease a test chose.
 	p.heartbeat = max(p.heartbeat, time.Millisecond)
@@ -266,12 +283,58 @@ func (p *Pool) count() int {
 	return len(p.running)
 }
 
+// free returns how many jobs the pool may claim: a worker each for the jobs that do not wait,
+// and no more than maxWaiting jobs beyond the workers in all.
+func (p *Pool) free() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return min(p.workers-(len(p.running)-p.waiting), p.workers+p.maxWaiting-len(p.running))
+}
+
+type taskKey struct{}
+
+// Wait tells the pool that runs the job of ctx that the job now waits on another service (an
+// embedding API, a language model) and needs no worker meanwhile: the pool may start another
+// job, up to WithMaxWaiting jobs beyond its workers. Against a provider that takes a quarter
+// second a call, a few workers then keep many calls' worth of texts coming, which the
+// embedding batcher merges. The job keeps its lease and heartbeat. Call the returned function
+// when the wait is over; it takes the worker back at once (the pool may run over its workers
+// for a moment rather than hold a finished call). Outside a pool, or within a wait, Wait does
+// nothing.
+func Wait(ctx context.Context) (resume func()) {
+	t, _ := ctx.Value(taskKey{}).(*task)
+	if t == nil || t.pool.maxWaiting == 0 {
+		return func() {}
+	}
+	p := t.pool
+	p.mu.Lock()
+	if t.waiting {
+		p.mu.Unlock()
+		return func() {}
+	}
+	t.waiting = true
+	p.waiting++
+	p.mu.Unlock()
+	signal(p.freed)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			if t.waiting {
+				t.waiting = false
+				p.waiting--
+			}
+			p.mu.Unlock()
+		})
+	}
+}
+
 func (p *Pool) claimLoop(ctx, jobsCtx context.Context, wake <-chan struct{}, jobsWG *sync.WaitGroup) {
-	freed := make(chan struct{}, 1)
+	freed := p.freed
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for ctx.Err() == nil {
-		if free := p.workers - p.count(); free > 0 {
+		if free := p.free(); free > 0 {
 			// Not under ctx: a claim cut off mid-way may still commit, leaving jobs running
 			// under this id that nobody runs until their lease expires.
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
@@ -308,7 +371,8 @@ func (p *Pool) release(ctx context.Context, j queue.Job) {
 
 func (p *Pool) start(jobsCtx context.Context, j queue.Job, wg *sync.WaitGroup, freed chan<- struct{}) {
 	ctx, cancel := context.WithCancelCause(jobsCtx)
-	t := &task{job: j, claimedAt: time.Now(), cancel: cancel}
+	t := &task{pool: p, job: j, claimedAt: time.Now(), cancel: cancel}
+	ctx = context.WithValue(ctx, taskKey{}, t)
 	p.mu.Lock()
 	p.running[j.ID] = t
 	p.mu.Unlock()
@@ -317,6 +381,10 @@ func (p *Pool) start(jobsCtx context.Context, j queue.Job, wg *sync.WaitGroup, f
 		cancel(nil)
 		p.mu.Lock()
 		delete(p.running, j.ID)
+		if t.waiting { // a handler that returned within a wait
+			t.waiting = false
+			p.waiting--
+		}
 		p.mu.Unlock()
 		signal(freed)
 	})

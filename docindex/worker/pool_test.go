@@ -356,3 +356,60 @@ func TestPermanent(t *testing.T) {
 		t.Fatal("plain errors are not permanent")
 	}
 }
+
+// A job waiting on another service (worker.Wait) frees its worker for the next job, up to
+// WithMaxWaiting jobs beyond the workers; a job that does not wait keeps its worker.
+func TestWaitingJobsFreeTheirWorker(t *testing.T) {
+	t.Parallel()
+	db := docindextest.NewDB(t)
+	q := queue.New(db, queue.WithLogger(logger(t)))
+	release := make(chan struct{})
+	var running, waited atomic.Int32
+	h := worker.HandlerFunc(func(ctx context.Context, j queue.Job) error {
+		running.Add(1)
+		defer running.Add(-1)
+		if j.Type == queue.TypeIndex {
+			resume := worker.Wait(ctx)
+			defer resume()
+			nested := worker.Wait(ctx) // within a wait: counts once
+			defer nested()
+			waited.Add(1)
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return nil
+	})
+	jobs := enqueue(t, q, db, fileJob(0), fileJob(0), fileJob(0), fileJob(0))
+	runPool(t, worker.New(q, h, worker.WithWorkers(1), worker.WithMaxWaiting(2), worker.WithPoll(20*time.Millisecond), worker.WithLogger(logger(t))))
+	waitFor(t, "three jobs waiting", func() bool { return waited.Load() == 3 })
+	time.Sleep(200 * time.Millisecond) // polls that must not start a fourth
+	if n := running.Load(); n != 3 {
+		t.Fatalf("%d jobs running, want 3: one worker and two waiting beyond it", n)
+	}
+	if got := job(t, db, jobs[3].ID); got.Status != queue.StatusQueued {
+		t.Fatalf("fourth job %s, want queued", got.Status)
+	}
+	close(release)
+	for _, j := range jobs {
+		waitStatus(t, db, j.ID, queue.StatusCompleted)
+	}
+
+	// Outside a pool Wait does nothing, and a job that does not wait holds its worker.
+	worker.Wait(context.Background())()
+	release = make(chan struct{})
+	busy := enqueue(t, q, db, queue.NewJob{Type: queue.TypeReindex, FileID: uuid.NullUUID{UUID: uuid.New(), Valid: true}},
+		queue.NewJob{Type: queue.TypeReindex, FileID: uuid.NullUUID{UUID: uuid.New(), Valid: true}})
+	waitStatus(t, db, busy[0].ID, queue.StatusRunning)
+	time.Sleep(200 * time.Millisecond)
+	if n := running.Load(); n != 1 {
+		t.Fatalf("%d jobs running, want 1: a job that does not wait keeps the only worker", n)
+	}
+	if got := job(t, db, busy[1].ID); got.Status != queue.StatusQueued {
+		t.Fatalf("second job %s, want queued", got.Status)
+	}
+	close(release)
+	waitStatus(t, db, busy[1].ID, queue.StatusCompleted)
+}
