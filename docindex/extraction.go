@@ -62,7 +62,10 @@ func (s *Service) extractStructured(ctx context.Context, c *store.Collection, f 
 		}
 		t0 := time.Now()
 		ex := structured.New(s.llm, model.ID, structured.WithContextTokens(model.ContextTokens))
-		resume := worker.Wait(ctx) // seconds per request: the worker may take the next file
+		resume := func() {}
+		if size := docSize(doc); size <= maxWaitingText {
+			resume = worker.Wait(ctx) // seconds per request: the worker may take the next file
+		}
 		res, err := ex.Extract(ctx, structured.Input{Tables: tables, Instructions: c.ExtractionInstructions,
 			MaxPages: maxPages, Name: f.Name, Pages: doc.Pages, PageCount: doc.PageCount})
 		resume()
@@ -121,4 +124,13 @@ func (s *Service) resolveExtractionModel(ctx context.Context) (llm.Model, error)
 		return llm.Model{}, errors.New("the language model provider lists no models")
 	}
 	return models[0], nil
+}
+
+// docSize is the bytes of a document's text.
+func docSize(doc *extract.Document) int {
+	n := 0
+	for _, p := range doc.Pages {
+		n += len(p.Text)
+	}
+	return n
 }

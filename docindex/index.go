@@ -311,8 +311,14 @@ func (s *Service) describeImages(ctx context.Context, c *store.Collection, f *st
 func (s *Service) embed(ctx context.Context, model string, texts []string) ([][]float32, error) {
 	// The job waits on the provider: its worker may start the next file meanwhile, whose
 	// chunks then join the same embedding batches.
-	resume := worker.Wait(ctx)
-	defer resume()
+	size := 0
+	for _, t := range texts {
+		size += len(t)
+	}
+	if size <= maxWaitingText {
+		resume := worker.Wait(ctx)
+		defer resume()
+	}
 	out := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); start += embedBatch {
 		end := min(start+embedBatch, len(texts))
@@ -327,6 +333,11 @@ func (s *Service) embed(ctx context.Context, model string, texts []string) ([][]
 	}
 	return out, nil
 }
+
+// maxWaitingText is the most text a job may hold while it waits on a provider without a worker
+// (worker.Wait): the jobs beyond the workers then hold some megabytes each at most, whatever
+// the size of the files. A larger file keeps its worker while it waits.
+const maxWaitingText = 1 << 20
 
 // download copies a file's blob to a temporary file: extractors need random access (PDF, ZIP).
 func (s *Service) download(ctx context.Context, f *store.File) (string, error) {
