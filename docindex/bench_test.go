@@ -306,7 +306,7 @@ func indexAll(b *testing.B, emb embedder.Embedder, model string, workers int, do
 //   - openai-hosted: the same server at 250 ms per request, a hosted API. Against a fixed
 //     latency per request the largest batch is the best, so its ceiling is timed at 64 and 256
 //     only (smaller batches would take a minute to time and lose anyway);
-//   - openai-hosted-2: the same with the server's default of 2 workers.
+//   - openai-hosted-default: the same with the server's default of 2 workers.
 //
 // The service runs with WithEmbedBatching (batch 256, linger 5 ms, one call in flight per model)
 // and 16 workers (64 against the hosted latency), so that the waiting jobs' chunks fill the
@@ -366,7 +366,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 		workers int
 		batches []int
 	}{{"openai", serverLatency, workers, all}, {"openai-hosted", hostedLatency, hostedWorkers, []int{64, 256}},
-		{"openai-hosted-2", hostedLatency, 2, []int{64, 256}}} {
+		{"openai-hosted-default", hostedLatency, 2, []int{64, 256}}} {
 		b.Run(server.name, func(b *testing.B) {
 			srv := newEmbeddingServer(b, server.latency, texts)
 			emb := openai.New(openai.WithBaseURL(srv.URL+"/v1"), openai.WithAPIKey("sk-bench"), openai.WithMaxBatch(256),
