@@ -315,7 +315,7 @@ func indexAll(b *testing.B, emb embedder.Embedder, model string, workers int, do
 func BenchmarkEndToEnd(b *testing.B) {
 	const workers = 16
 	// A job waiting for its chunks' vectors frees its worker (worker.Wait) for the next file, up
-	// to 16 jobs per worker beyond the workers; the chunks in flight are about the jobs running x
+	// to 32 jobs per worker beyond the workers; the chunks in flight are about the jobs running x
 	// chunks per file (8 here), and full batches of 256 against 250 ms a request take a few
 	// dozen jobs at once.
 	const hostedWorkers = 64

@@ -335,9 +335,10 @@ func (s *Service) embed(ctx context.Context, model string, texts []string) ([][]
 }
 
 // maxWaitingText is the most text a job may hold while it waits on a provider without a worker
-// (worker.Wait): the jobs beyond the workers then hold some megabytes each at most, whatever
-// the size of the files. A larger file keeps its worker while it waits.
-const maxWaitingText = 1 << 20
+// (worker.Wait): with its pages, chunks and vectors a job beyond the workers then holds one to two
+// megabytes (some 100 MB for the default 64 such jobs), whatever the size of the files. A larger file
+// keeps its worker while it waits.
+const maxWaitingText = 256 << 10
 
 // download copies a file's blob to a temporary file: extractors need random access (PDF, ZIP).
 func (s *Service) download(ctx context.Context, f *store.File) (string, error) {

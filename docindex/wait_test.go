@@ -43,7 +43,7 @@ func (g *gate) calls() int {
 }
 
 // With one worker, files whose chunks wait on the embedding provider do not hold it: the next
-// files start and their chunks wait alongside. A file with over a megabyte of text keeps its
+// files start and their chunks wait alongside. A file with over 256 KB of text keeps its
 // worker while it waits, so the jobs beyond the workers stay small.
 func TestJobsWaitingOnTheEmbedderFreeTheWorker(t *testing.T) {
 	for _, big := range []bool{false, true} {

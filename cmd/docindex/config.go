@@ -47,7 +47,7 @@ type config struct {
 // poolOptions configures a worker pool of n workers.
 func (c *config) poolOptions(n int, log *slog.Logger) []worker.Option {
 	opts := []worker.Option{worker.WithWorkers(n), worker.WithLogger(log)}
-	if c.WaitingJobs >= 0 { // else the pool's default, 16 per worker
+	if c.WaitingJobs >= 0 { // else the pool's default, 32 per worker
 		opts = append(opts, worker.WithMaxWaiting(c.WaitingJobs))
 	}
 	return opts

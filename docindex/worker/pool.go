@@ -81,7 +81,7 @@ func WithWorkers(n int) Option {
 }
 
 // WithMaxWaiting sets how many jobs a pool runs beyond its workers while jobs wait on another
-// service (see Wait) (default 16 per worker; 0 makes Wait free no worker).
+// service (see Wait) (default 32 per worker; 0 makes Wait free no worker).
 func WithMaxWaiting(n int) Option {
 	return func(p *Pool) { p.maxWaiting = max(n, 0) }
 }
@@ -188,7 +188,7 @@ func New(q *queue.Queue, h Handler, opts ...Option) *Pool {
 		o(p)
 	}
 	if p.maxWaiting < 0 {
-		p.maxWaiting = 16 * p.workers
+		p.maxWaiting = 32 * p.workers
 	}
 	// Tickers need a positive period, whatever tiny lease a test chose.
 	p.heartbeat = max(p.heartbeat, time.Millisecond)
