@@ -330,7 +330,6 @@ func Wait(ctx context.Context) (resume func()) {
 }
 
 func (p *Pool) claimLoop(ctx, jobsCtx context.Context, wake <-chan struct{}, jobsWG *sync.WaitGroup) {
-	freed := p.freed
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for ctx.Err() == nil {
@@ -348,14 +347,14 @@ func (p *Pool) claimLoop(ctx, jobsCtx context.Context, wake <-chan struct{}, job
 					p.release(ctx, j)
 					continue
 				}
-				p.start(jobsCtx, j, jobsWG, freed)
+				p.start(jobsCtx, j, jobsWG)
 			}
 		}
 		timer.Reset(p.poll)
 		select {
 		case <-ctx.Done():
 		case <-wake:
-		case <-freed:
+		case <-p.freed:
 		case <-timer.C:
 		}
 	}
@@ -369,7 +368,7 @@ func (p *Pool) release(ctx context.Context, j queue.Job) {
 	}
 }
 
-func (p *Pool) start(jobsCtx context.Context, j queue.Job, wg *sync.WaitGroup, freed chan<- struct{}) {
+func (p *Pool) start(jobsCtx context.Context, j queue.Job, wg *sync.WaitGroup) {
 	ctx, cancel := context.WithCancelCause(jobsCtx)
 	t := &task{pool: p, job: j, claimedAt: time.Now(), cancel: cancel}
 	ctx = context.WithValue(ctx, taskKey{}, t)
@@ -386,7 +385,7 @@ func (p *Pool) start(jobsCtx context.Context, j queue.Job, wg *sync.WaitGroup, f
 			p.waiting--
 		}
 		p.mu.Unlock()
-		signal(freed)
+		signal(p.freed)
 	})
 }
 

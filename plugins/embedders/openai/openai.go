@@ -398,12 +398,7 @@ func (p *Provider) send(ctx context.Context, endpoint string, m Model, texts []s
 		return nil, fmt.Errorf("openai embedder: encode request: %w", err)
 	}
 	return retry.Do(ctx, p.backoff, func() ([][]float32, time.Duration, error) {
-		vecs, after, err := p.once(ctx, endpoint, m, payload, len(texts), dims)
-		var refused *refusedBase64
-		if encoding == EncodingBase64 && errors.As(err, &refused) {
-			after = -1 // not worth retrying as is: request() asks for floats
-		}
-		return vecs, after, err
+		return p.once(ctx, endpoint, m, payload, len(texts), dims)
 	})
 }
 
@@ -453,7 +448,7 @@ func (p *Provider) once(ctx context.Context, endpoint string, m Model, payload [
 	if resp.StatusCode != http.StatusOK {
 		err := p.statusError(endpoint, m, resp, raw)
 		if (resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusUnprocessableEntity) && namesEncoding(raw) {
-			return nil, -1, &refusedBase64{err}
+			return nil, -1, &refusedBase64{err} // not retried as is: request asks for floats
 		}
 		return nil, retryAfterOf(resp), err
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"reflect"
 	"slices"
-	"sort"
 )
 
 // OpenAI's strict structured outputs accept a subset of JSON Schema: the root is an object,
@@ -126,7 +125,7 @@ func (o order) keys(m map[string]any) []string {
 			added = append(added, k)
 		}
 	}
-	sort.Strings(added)
+	slices.Sort(added)
 	return append(out, added...)
 }
 
